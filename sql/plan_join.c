@@ -1485,16 +1485,21 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     if (!strcasecmp(fn, "TUMBLE")) lo = 1, nargs = args->nkids > 1 ? 2 : 1;
     else if (!strcasecmp(fn, "HOP") || !strcasecmp(fn, "CUMULATE"))
         lo = 2, nargs = args->nkids > 2 ? 3 : 2;
-    else if (!strcasecmp(fn, "SESSION"))
-        return PERR(f, "SESSION windows are planned only in a window aggregation: GROUP BY "
-                    "window_start, window_end");
+    else if (!strcasecmp(fn, "SESSION")) lo = 1, nargs = 1;
     else return PERR(f, "unknown window function '%s' (TUMBLE, HOP, CUMULATE or SESSION)", fn);
+    int session = !strcasecmp(fn, "SESSION");
+    if (session && args->nkids > 1) /* Flink's validator's words */
+        return PERR(f, "Invalid number of arguments to function 'SESSION'. Was expecting 3 "
+                    "arguments");
+    if (args->nkids != nargs && session)
+        return PERR(f, "SESSION takes TABLE t [PARTITION BY k], DESCRIPTOR(time column) and the "
+                    "gap");
     if (args->nkids != nargs)
         return PERR(f, "%s takes TABLE t, DESCRIPTOR(time column) and %s", fn,
                     !strcasecmp(fn, "TUMBLE") ? "the size (and an offset)"
                     : !strcasecmp(fn, "HOP") ? "the slide and the size (and an offset)"
                                               : "the step and the size (and an offset)");
-    if (part) return PERR(part->kids[0], "PARTITION BY belongs to SESSION windows");
+    if (part && !session) return PERR(part->kids[0], "PARTITION BY belongs to SESSION windows");
     if (sql_tvf_offset_check(p, f) != SL_OK) return SL_ERR;
     int64_t ms[3] = {0, 0, 0};
     for (int i = 0; i < nargs; i++) {
@@ -1524,19 +1529,15 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
         PERR(f, "a window TVF over an updating input (produced by %s) is not supported", in.updater);
         goto done;
     }
-    if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
-        PERR(desc, "DESCRIPTOR(%s): windows on processing time are planned only in a window "
-             "aggregation (GROUP BY window_start, window_end)", desc->s);
-        goto done;
-    }
-    if ((!in.rowtime || strcasecmp(in.rowtime, desc->s)) && in.mrowtime &&
+    int proc = in.proctime && !strcasecmp(in.proctime, desc->s);
+    if (!proc && (!in.rowtime || strcasecmp(in.rowtime, desc->s)) && in.mrowtime &&
         !strcasecmp(in.mrowtime, desc->s)) {
         PERR(desc, "The window function requires the timecol is a time attribute type, but is "
              "TIMESTAMP(3). ('%s' passed a regular, semi or anti join, which makes it a plain "
              "column, as in Flink)", desc->s);
         goto done;
     }
-    if (!in.rowtime || strcasecmp(in.rowtime, desc->s)) {
+    if (!proc && (!in.rowtime || strcasecmp(in.rowtime, desc->s))) {
         PERR(desc, "DESCRIPTOR(%s): '%s' is not the event-time attribute of '%s' (declare "
              "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in CREATE TABLE)", desc->s, desc->s,
              tref->s, desc->s, desc->s);
@@ -1551,12 +1552,15 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     char kind[16];
     snprintf(kind, sizeof kind, "%s", fn);
     for (char *c = kind; *c; c++) *c = (char)toupper((unsigned char)*c);
+    const char *tname = proc ? in.proctime : in.rowtime;
     json_t *cfg = json_object();
     json_object_set_new(cfg, "window", json_string(kind));
-    json_object_set_new(cfg, "time", json_string(in.rowtime));
-    /* over a TIMESTAMP_LTZ the windows align in the session zone (which
-     * add_job_config copies into the vertex) and window_time is an LTZ */
-    int tci = sl_schema_find(&in.sch, in.rowtime);
+    json_object_set_new(cfg, "time", json_string(tname));
+    if (proc) json_object_set_new(cfg, "domain", json_string("processing"));
+    /* over a TIMESTAMP_LTZ (PROCTIME() is one) the windows align in the
+     * session zone (which add_job_config copies into the vertex) and
+     * window_time is an LTZ */
+    int tci = sl_schema_find(&in.sch, tname);
     const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
     int ltz = tci >= 0 && in.sch.fields[tci].dt->variant == SL_DV_LTZ;
     if (ltz) {
@@ -1565,7 +1569,22 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
         if (sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, derr, sizeof derr) != SL_OK)
             wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
     }
-    if (!strcmp(kind, "TUMBLE")) {
+    json_t *keys = json_array();
+    if (session) {
+        json_object_set_new(cfg, "gap", json_integer((json_int_t)ms[0]));
+        for (int i = 0; part && i < part->nkids; i++) {
+            const sql_node *e = part->kids[i];
+            int col = e->s ? sl_schema_find(&in.sch, e->s) : -1;
+            if (col < 0) {
+                json_decref(cfg);
+                json_decref(keys);
+                PERR(e, "PARTITION BY %s: not a column of '%s'", e->s ? e->s : "?", tref->s);
+                goto done;
+            }
+            json_array_append_new(keys, json_string(in.sch.fields[col].name));
+        }
+        json_object_set(cfg, "partition-by", keys);
+    } else if (!strcmp(kind, "TUMBLE")) {
         json_object_set_new(cfg, "size", json_integer((json_int_t)ms[0]));
     } else {
         json_object_set_new(cfg, strcmp(kind, "HOP") ? "step" : "slide", json_integer((json_int_t)ms[0]));
@@ -1580,20 +1599,37 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
                         : sl_sprintf("%s|%s|%s|%lld|%lld", kind, in.ident ? in.ident : "",
                                      in.rowtime, (long long)ms[0],
                                      (long long)(nargs > lo ? offset : ms[1]));
-    char *uid = sl_sprintf("window-tvf-%08x", fnv1a(uid_src));
+    if (session || proc) { /* new kinds: their own uid text */
+        char *k = json_dumps(keys, JSON_COMPACT);
+        char *u = sl_sprintf("%s|%s|%s", uid_src, k, proc ? "proc" : "event");
+        free(k);
+        free(uid_src);
+        uid_src = u;
+    }
+    char *uid = sl_sprintf("%s-%08x", session ? "session-tvf" : "window-tvf", fnv1a(uid_src));
     free(uid_src);
-    char *vid = add_vertex(p, "window-tvf", "window_tvf", uid, cfg, NULL, 0);
+    int global = session && json_array_size(keys) == 0;
+    char *vid = add_vertex(p, "window-tvf", session ? "session_tvf" : "window_tvf", uid, cfg, NULL,
+                           global ? 1 : 0);
     free(uid);
-    add_edge(p, in.vid, vid, NULL, NULL, 0);
+    if (!session) add_edge(p, in.vid, vid, NULL, NULL, 0);
+    else if (global) add_edge(p, in.vid, vid, "rebalance", NULL, 0);
+    else add_edge(p, in.vid, vid, "hash", keys, 0);
+    json_decref(keys);
     free(in.vid);
     in.vid = vid;
     for (int i = 0; i < 3; i++)
         if (i == 2) sl_schema_add_dt(&in.sch, added[i], wtdt);
         else sl_schema_add(&in.sch, added[i], SL_T_TIMESTAMP);
-    /* as in Flink, window_time becomes the time attribute; the old one a plain column */
-    free(in.rowtime);
-    in.rowtime = sl_strdup("window_time");
-    in.windowed = 1 + ltz;
+    /* as in Flink, window_time becomes the time attribute; the old one a plain
+     * column (processing time: the PROCTIME() column stays one, and window_time
+     * is a plain column). Window joins and window Top-N read TUMBLE, HOP and
+     * CUMULATE on event time only. */
+    if (!proc) {
+        free(in.rowtime);
+        in.rowtime = sl_strdup("window_time");
+    }
+    in.windowed = session || proc ? 0 : 1 + ltz;
     /* what a window join compares: the sizes and the offset (when not 0), in ms */
     char off[32] = "";
     if (offset) snprintf(off, sizeof off, ",%lld", (long long)offset);

@@ -885,6 +885,17 @@ QUERIES = [
      "NULLIF(MAP[k, u], MAP['b', 2]) IS NULL AS n FROM ev"),
     ("string_literal_char", "SELECT id, 'abc' AS s, 'a ' = 'a' AS e, CONCAT('x ', k) AS c, "
                             "CHAR_LENGTH('ab  ') AS n FROM ev WHERE k = 'a'"),
+    # ---- SESSION window TVF rows without aggregation: held until the session closes,
+    # late rows (ev) dropped; partitioned by one and two columns, and global
+    ("tvf_session_rows", "SELECT * FROM TABLE(SESSION(TABLE evs PARTITION BY k, DESCRIPTOR(ts), "
+                         "INTERVAL '1' SECOND))"),
+    ("tvf_session_rows_late", "SELECT id, k, window_start, window_end, window_time FROM "
+                              "TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), "
+                              "INTERVAL '1' SECOND))"),
+    ("tvf_session_rows_two_keys", "SELECT * FROM TABLE(SESSION(TABLE ev PARTITION BY (k, u), "
+                                  "DESCRIPTOR(ts), INTERVAL '1' SECOND))"),
+    ("tvf_session_rows_global", "SELECT id, window_start, window_end FROM TABLE(SESSION(TABLE ev, "
+                                "DESCRIPTOR(ts), INTERVAL '2' SECOND))"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
