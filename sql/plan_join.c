@@ -1408,6 +1408,11 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
     if (p->hints && p->hints->nkids)
         return PERR(p->hints->kids[0], "%s: this join is a window join, whose state its windows "
                     "bound; the hint applies to regular joins", p->hints->kids[0]->s);
+    for (int s = 0; s < 2; s++)
+        if (j->s[s].r.windowed >= 3) /* processing time: Flink's words */
+            return PERR(sql_kid(f, s), j->s[s].r.windowed == 4
+                        ? "Processing time Window Join is not supported yet."
+                        : "a window join over SESSION window TVF rows is not supported yet");
     const char *lw = j->s[0].r.window, *rw = j->s[1].r.window;
     if (lw && rw && strcmp(lw, rw))
         return PERR(on, "a window join needs the same windows on both sides; the left input has "
@@ -1624,12 +1629,13 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     /* as in Flink, window_time becomes the time attribute; the old one a plain
      * column (processing time: the PROCTIME() column stays one, and window_time
      * is a plain column). Window joins and window Top-N read TUMBLE, HOP and
-     * CUMULATE on event time only. */
+     * CUMULATE on event time only: windowed 3 (SESSION) and 4 (processing
+     * time) make them refuse. */
     if (!proc) {
         free(in.rowtime);
         in.rowtime = sl_strdup("window_time");
     }
-    in.windowed = session || proc ? 0 : 1 + ltz;
+    in.windowed = proc ? 4 : session ? 3 : 1 + ltz;
     /* what a window join compares: the sizes and the offset (when not 0), in ms */
     char off[32] = "";
     if (offset) snprintf(off, sizeof off, ",%lld", (long long)offset);
