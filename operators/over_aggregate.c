@@ -2111,7 +2111,7 @@ static const sl_op_option ov_options[] = {
      "The frame's start: unbounded, or rows (ROWS) or milliseconds (RANGE) before the row."},
     {"aggregates", SL_CT_JSON, NULL, NULL,
      "Aggregate items, as for group_aggregate, and ROW_NUMBER(), FIRST_VALUE(c), LAST_VALUE(c), "
-     "LAG(c[, n[, default column]]) AS name."},
+     "LAG(c[, n[, default column]]), LISTAGG([DISTINCT] c[, 'separator']) AS name."},
     SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };

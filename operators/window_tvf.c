@@ -9,7 +9,9 @@
  *
  * Config:
  *   "window": "TUMBLE" | "HOP" | "CUMULATE"
- *   "time":   the input's event-time column (TIMESTAMP)
+ *   "time":   the input's event-time column (TIMESTAMP), or its PROCTIME()
+ *             column with "domain": "processing" (windows of the instant
+ *             the row arrives, each row out at once, as Flink 2.3 does)
  *   "size":   the window size (CUMULATE: the largest window), e.g. "10 s"
  *   "slide":  HOP: the distance between window starts (size need not be a
  *             multiple of it)
@@ -30,6 +32,11 @@
  * a late row). Output rows keep the input's kind (append-only input
  * required) and carry window_end - 1 as their timestamp; the watermark
  * passes through. Stateless.
+ *
+ * `session_tvf` (below, keyed by "partition-by"): SESSION(TABLE t [PARTITION
+ * BY k], DESCRIPTOR(ts), gap) without aggregation, on event or processing
+ * time -- rows held in keyed state until their session closes (see "SESSION"
+ * below).
  *
  * "time-attribute": "ltz" (the time column is a TIMESTAMP_LTZ) with the
  * session zone ("table.local-time-zone"): windows align in the zone as the
@@ -503,10 +510,9 @@ static int ss_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
 }
 
 static const sl_op_option tvf_options[] = {
-    {"window", SL_CT_JSON, NULL, NULL,
-     "The window: {\"type\": TUMBLE|HOP|CUMULATE|SESSION, \"size\", ...}."},
+    {"window", SL_CT_JSON, NULL, NULL, "TUMBLE, HOP or CUMULATE (SESSION: session_tvf)."},
     {"time", SL_CT_STRING, NULL, NULL,
-     "Time attribute: event (a column) or processing time."},
+     "The event-time column (TIMESTAMP), or the PROCTIME() column with domain processing."},
     {"size", SL_CT_STRING, NULL, NULL,
      "Window size (an interval)."},
     {"slide", SL_CT_STRING, NULL, NULL,
