@@ -25,6 +25,11 @@ Python model from the generated ids:
   DISTINCT: SUM(DISTINCT x * x) counts -2 and 2's square once).
 - MIN / MAX [DISTINCT] of a STRING over ROWS, RANGE and UNBOUNDED frames,
   with NULLs (strings order by their bytes).
+- LISTAGG(x [, sep]) and LISTAGG(DISTINCT x [, sep]) over ROWS, RANGE and
+  UNBOUNDED frames: the frame's non-NULL values in time order; DISTINCT as
+  Flink's distinct view feeds the list (a value joins its end at its first
+  copy in the frame and leaves with its last), modelled by replaying the
+  sliding frame.
 """
 import bisect
 import collections
