@@ -42,6 +42,7 @@ extern const sl_op_def sl_op_temporal_join;
 extern const sl_op_def sl_op_window_join;
 extern const sl_op_def sl_op_changelog_normalize;
 extern const sl_op_def sl_op_window_tvf;
+extern const sl_op_def sl_op_session_tvf;
 extern const sl_op_def sl_op_key_select;
 extern const sl_op_def sl_op_file_source;
 extern const sl_op_def sl_op_nexmark;
@@ -69,6 +70,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_interval_join, &sl_op_regular_join, &sl_op_temporal_join, &sl_op_window_join,
     &sl_op_changelog_normalize,
     &sl_op_window_tvf,
+    &sl_op_session_tvf,
     &sl_op_over_aggregate,
     &sl_op_key_select,
     &sl_op_local_aggregate,

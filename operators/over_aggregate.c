@@ -16,8 +16,11 @@
  * value of c in the frame (Flink's FirstValue/LastValueAggFunction); LAG(c,
  * n, d) -- UNBOUNDED frames only, as in Flink -- the value of c n rows before
  * the last row added to the frame (with RANGE peers: the last peer), else
- * column d's value of the row or NULL. Output: the input's columns, then one
- * per aggregate; insert-only.
+ * column d's value of the row or NULL; LISTAGG([DISTINCT] c[, 'sep']) the
+ * frame's non-NULL values of c in the order they entered it (DISTINCT: each
+ * value once, in the order its copy entered when the frame had none, as
+ * Flink's distinct view feeds ListAggWithRetractAggFunction). Output: the
+ * input's columns, then one per aggregate; insert-only.
  *
  * Event time ("time": "event"): a row is held in keyed state until the
  * watermark passes its time, so rows are aggregated in time order whatever
@@ -44,15 +47,25 @@
  *     tail chunk before. A frame record keeps only the columns the
  *     aggregates read (others NULL). An emptied frame starts again at 0;
  *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
- *     last value and LAG's ring of its last n + 1 values;
+ *     last value and LAG's ring of its last n + 1 values; its LISTAGG's
+ *     list text (u16 LA_NS | the LISTAGG's index, u32 0); its STRING
+ *     MIN/MAX's extremum (u16 SX_NS | the aggregate's index, u32 0: u8 1 and
+ *     the bytes, or u8 0 for none yet);
  *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates,
- *     COLLECT and MIN/MAX of a STRING only: the i64 number of the frame's
- *     rows holding the value; a DISTINCT value is folded into the
- *     accumulator at its first copy and out when its last copy leaves a
- *     bounded frame (the entry then goes), so the state is the frame's
- *     distinct values (an UNBOUNDED frame's: all of them). A STRING MIN/MAX
- *     is the least / greatest of its item's entries (the string's bytes),
- *     read by a scan of the key's entries for each row emitted.
+ *     COLLECT, MIN/MAX of a STRING over a bounded frame and LISTAGG
+ *     (DISTINCT): the i64 number of the frame's rows holding the value
+ *     (bounded LISTAGG (DISTINCT): then i64 the frame record number of the
+ *     copy that brought it in, the list's order; its item LA_NS | index); a
+ *     DISTINCT value is folded into the accumulator at its first copy and
+ *     out when its last copy leaves a bounded frame (the entry then goes),
+ *     so the state is the frame's distinct values (an UNBOUNDED frame's: all
+ *     of them). A bounded frame's STRING MIN/MAX is the least / greatest of
+ *     its item's entries (the string's bytes), read by a scan of the key's
+ *     entries for each row emitted; an UNBOUNDED frame's keeps only its
+ *     extremum ("over-values"), and its entries here -- as builds before
+ *     2026-12-08 wrote them -- are read into that at the key's next row
+ *     and deleted. A bounded frame's LISTAGG without DISTINCT is read from
+ *     the frame's records.
  * RANK() and DENSE_RANK() keep two i64 slots each among the value
  * functions' in the meta value: the last order time and its rank.
  * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
@@ -104,7 +117,14 @@
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
-enum { OUT_AGG, OUT_ROWNUM, OUT_RANK, OUT_DENSE, OUT_FIRST, OUT_LAST, OUT_LAG };
+enum { OUT_AGG, OUT_ROWNUM, OUT_RANK, OUT_DENSE, OUT_FIRST, OUT_LAST, OUT_LAG, OUT_LISTAGG };
+
+/* "over-distinct" and "over-values" item numbers of a LISTAGG (its index
+ * among them | LA_NS), and of an UNBOUNDED frame's STRING MIN/MAX extremum
+ * ("over-values", the aggregate's index | SX_NS): above any aggregate's or
+ * value function's. */
+#define LA_NS 0x8000
+#define SX_NS 0x4000
 
 typedef struct ov_out {
     int kind;
@@ -112,7 +132,12 @@ typedef struct ov_out {
     int col;            /* FIRST_VALUE, LAST_VALUE, LAG: the input column */
     int dcol;           /* LAG: the default's column, -1 = NULL */
     int64_t offset;     /* LAG */
-    int vi;             /* value functions: index among them (meta slot, state namespace) */
+    int vi;             /* value functions: index among them (meta slot, state namespace);
+                           LISTAGG: its index | LA_NS */
+    int fcol;           /* LISTAGG: its FILTER column, -1 none */
+    bool distinct;      /* LISTAGG (DISTINCT ...) */
+    char *sep;          /* LISTAGG: the separator */
+    size_t seplen;
 } ov_out;
 
 typedef struct ov_plan {
@@ -135,6 +160,8 @@ typedef struct ov_plan {
                            COLLECT, MIN/MAX of a STRING */
     bool rebuild;       /* some user function declares no retract: a bounded frame's
                            accumulator is rebuilt from its rows when rows leave it */
+    int nlist;          /* LISTAGG outputs */
+    bool list_counted;  /* some LISTAGG (DISTINCT) counts its values in "over-distinct" */
 } ov_plan;
 
 typedef struct ov_state {
@@ -173,12 +200,13 @@ typedef struct ov_state {
     size_t dblen, dbcap;
     sl_buf *coll;       /* per aggregate: a COLLECT's MULTISET bytes (reused) */
     sl_buf cscan, cidx; /* a COLLECT's scanned values and their order (reused) */
+    sl_buf lbuf;        /* a LISTAGG's list being built (reused) */
 } ov_state;
 
 /* A DISTINCT item's value of a row leaving the frame, copied out of the
  * frame record (which is borrowed from state) before its count is read. */
 typedef struct ov_dval {
-    int item;
+    int item;           /* an aggregate's index, or -1 - a LISTAGG output's */
     sl_value v;         /* v.s.p an offset into dbytes until the walk ends */
 } ov_dval;
 
@@ -192,6 +220,7 @@ static void ov_plan_free(void *p)
     if (!pl) return;
     free(pl->vid);
     sl_agg_list_free(&pl->aggs);
+    for (int i = 0; pl->outs && i < pl->nout; i++) free(pl->outs[i].sep);
     free(pl->outs);
     free(pl->need);
     free(pl);
@@ -306,6 +335,108 @@ static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][
     return SL_OK;
 }
 
+/* A column name at *s -- `quoted` (`` a backquote) or bare -- into a; *s
+ * past it. 0 when there is none. */
+static int ident_at(const char **s, char a[256])
+{
+    const char *p = *s;
+    size_t n = 0;
+    if (*p == '`') {
+        for (p++; *p && !(*p == '`' && p[1] != '`'); p++) {
+            if (*p == '`') p++;
+            if (n < 255) a[n++] = *p;
+        }
+        if (*p++ != '`') return 0;
+    } else {
+        while (*p && *p != ',' && *p != ')' && *p != ' ')
+            if (n < 255) a[n++] = *p++;
+            else p++;
+    }
+    a[n] = '\0';
+    *s = p;
+    return n > 0;
+}
+
+/* "LISTAGG([DISTINCT ]c[, 'separator'])[ FILTER (WHERE f)][ [AS ]alias]"
+ * into o (c a STRING column, f a BOOLEAN one) and *alias: 1, 0 when text is
+ * no LISTAGG item, -1 with err set when it is a bad one. */
+static int parse_listagg(ov_plan *pl, const sl_schema *in, const char *text, ov_out *o,
+                         const char **alias, int item, char *err, size_t errlen)
+{
+    const char *s = text;
+    while (*s == ' ') s++;
+    if (strncasecmp(s, "LISTAGG", 7) || (s[7] != '(' && s[7] != ' ')) return 0;
+    s += 7;
+    while (*s == ' ') s++;
+    char a[256];
+    o->kind = OUT_LISTAGG;
+    o->fcol = -1;
+    if (*s++ != '(') goto bad;
+    while (*s == ' ') s++;
+    if (!strncasecmp(s, "DISTINCT ", 9)) {
+        o->distinct = true;
+        for (s += 9; *s == ' ';) s++;
+    }
+    if (!ident_at(&s, a)) goto bad;
+    o->col = sl_schema_find(in, a);
+    if (o->col < 0 || in->fields[o->col].type != SL_T_STRING) {
+        sl_seterr(err, errlen, "vertex '%s': aggregate %d: LISTAGG(%s): a STRING column of the "
+                  "input is expected", pl->vid, item, a);
+        return -1;
+    }
+    while (*s == ' ') s++;
+    sl_buf sep = {0};
+    if (*s == ',') {
+        for (s++; *s == ' ';) s++;
+        if (*s++ != '\'') goto bad;
+        for (; *s && !(*s == '\'' && s[1] != '\''); s++) {
+            if (*s == '\'') s++;
+            sl_buf_put(&sep, s, 1);
+        }
+        if (*s++ != '\'') {
+            sl_buf_free(&sep);
+            goto bad;
+        }
+        o->seplen = sep.len;
+        o->sep = sl_calloc(1, sep.len + 1);
+        if (sep.len) memcpy(o->sep, sep.p, sep.len);
+        sl_buf_free(&sep);
+    } else {
+        o->sep = sl_strdup(",");
+        o->seplen = 1;
+    }
+    while (*s == ' ') s++;
+    if (*s++ != ')') goto bad;
+    while (*s == ' ') s++;
+    if (!strncasecmp(s, "FILTER", 6) && (s[6] == ' ' || s[6] == '(')) {
+        for (s += 6; *s == ' ';) s++;
+        if (*s++ != '(') goto bad;
+        while (*s == ' ') s++;
+        if (strncasecmp(s, "WHERE ", 6)) goto bad;
+        for (s += 6; *s == ' ';) s++;
+        if (!ident_at(&s, a)) goto bad;
+        o->fcol = sl_schema_find(in, a);
+        if (o->fcol < 0 || in->fields[o->fcol].type != SL_T_BOOLEAN) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %d: FILTER (WHERE %s): a BOOLEAN "
+                      "column of the input is expected", pl->vid, item, a);
+            return -1;
+        }
+        while (*s == ' ') s++;
+        if (*s++ != ')') goto bad;
+        while (*s == ' ') s++;
+    }
+    if (!strncasecmp(s, "AS ", 3)) s += 3;
+    while (*s == ' ') s++;
+    *alias = *s ? s : NULL;
+    o->vi = LA_NS | pl->nlist++;
+    if (o->distinct) pl->list_counted = true;
+    return 1;
+bad:
+    sl_seterr(err, errlen, "vertex '%s': aggregate %d: '%s': expected LISTAGG([DISTINCT] column "
+              "[, 'separator']) [FILTER (WHERE column)] [AS name]", pl->vid, item, text);
+    return -1;
+}
+
 static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
@@ -373,11 +504,17 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         const char *text = json_string_value(ji), *alias = NULL;
         char args[3][256];
-        int kind, nargs;
-        if (parse_valfn(text, &kind, args, &nargs, &alias)) {
+        int kind = 0, nargs, la = parse_listagg(pl, in, text, &pl->outs[pl->nout], &alias, (int)i + 1,
+                                            err, errlen);
+        if (la < 0) {
+            pl->nout++; /* its separator is freed with the plan */
+            goto fail;
+        }
+        if (la || parse_valfn(text, &kind, args, &nargs, &alias)) {
             ov_out *o = &pl->outs[pl->nout];
-            o->kind = kind;
-            if (valfn_args(pl, in, o, args, nargs, (int)i + 1, err, errlen) != SL_OK) goto fail;
+            if (!la) o->kind = kind;
+            if (!la && valfn_args(pl, in, o, args, nargs, (int)i + 1, err, errlen) != SL_OK)
+                goto fail;
             char nm[256];
             if (!alias) {
                 snprintf(nm, sizeof nm, "EXPR$%d", pc->out->n);
@@ -398,7 +535,8 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                 goto fail;
             }
             sl_schema_add_dt(pc->out, alias ? alias : nm,
-                          kind <= OUT_DENSE ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
+                          la ? sl_dtype_basic(SL_T_STRING)
+                          : kind <= OUT_DENSE ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
             pl->nout++;
             continue;
         }
@@ -433,9 +571,18 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   "bounded OVER frame", vid);
         goto fail;
     }
-    for (int i = 0; i < pl->nout; i++)
-        if (pl->outs[i].kind == OUT_FIRST || pl->outs[i].kind == OUT_LAST)
-            pl->need[pl->outs[i].col] = 1;
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind == OUT_FIRST || o->kind == OUT_LAST || o->kind == OUT_LISTAGG)
+            pl->need[o->col] = 1;
+        if (o->kind == OUT_LISTAGG && o->fcol >= 0) pl->need[o->fcol] = 1;
+    }
+    if (pl->list_counted && pl->preceding >= 0) pl->counted = true;
+    if (pl->rebuild && pl->counted) {
+        sl_seterr(err, errlen, "vertex '%s': LISTAGG(DISTINCT ...) and a user-defined aggregate "
+                  "function without retract cannot share a bounded OVER frame", vid);
+        goto fail;
+    }
     if (sl_plan_key(pc, 0, pl->part, pl->npart, err, errlen) != SL_OK) goto fail;
     return pl;
 fail:
@@ -476,6 +623,7 @@ static void ov_close(sl_op *op)
     free(st->coll);
     sl_buf_free(&st->cscan);
     sl_buf_free(&st->cidx);
+    sl_buf_free(&st->lbuf);
     free(st);
     op->priv = NULL;
 }
@@ -794,24 +942,144 @@ static int collect_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sig
     return count_step(op, st, i, st->venc, len, sign, &n);
 }
 
-/* A copy of row r's value of STRING MIN/MAX item i joins (+1) or leaves (-1)
- * the frame: counted by its bytes, which order the entries as
- * sl_agg_str_cmp orders strings (unsigned bytes, then length). */
-static int strmm_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
-{
-    const sl_agg *a = &((const ov_plan *)op->plan)->aggs.aggs[i];
-    const sl_value *x = &r->vals[a->col];
-    int64_t n;
-    if (x->isnull || (a->filter >= 0 && (r->vals[a->filter].isnull || !r->vals[a->filter].v.i)))
-        return SL_OK;
-    return count_step(op, st, i, x->v.s.p, x->v.s.len, sign, &n);
-}
-
 typedef struct strmm_scan {
     int item, max;
     bool found;
     sl_buf *best;       /* the extremum's bytes so far */
 } strmm_scan;
+
+static int strmm_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen);
+static int sx_step(sl_op *op, ov_state *st, int i, const sl_value *x);
+
+/* A copy of row r's value of STRING MIN/MAX item i joins (+1) or leaves (-1)
+ * a bounded frame: counted by its bytes, which order the entries as
+ * sl_agg_str_cmp orders strings (unsigned bytes, then length). An UNBOUNDED
+ * frame keeps the extremum only (sx_step). */
+static int strmm_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const sl_value *x = &r->vals[a->col];
+    int64_t n;
+    bool none = x->isnull || (a->filter >= 0 && (r->vals[a->filter].isnull ||
+                                                 !r->vals[a->filter].v.i));
+    if (pl->preceding < 0) return sx_step(op, st, i, none ? NULL : x);
+    if (none) return SL_OK;
+    return count_step(op, st, i, x->v.s.p, x->v.s.len, sign, &n);
+}
+
+/* ---- STRING MIN/MAX over UNBOUNDED frames: the extremum only ----------------------- */
+
+/* An UNBOUNDED frame never retracts, so its STRING MIN/MAX item i keeps only
+ * the extremum, as Flink's MinAggFunction / MaxAggFunction do: "over-values",
+ * namespace u16 SX_NS | i, u32 0: u8 1 and the string's bytes, or u8 0 while
+ * no value came (written at the key's first row). Builds before 2026-12-08
+ * counted every distinct value in "over-distinct" as bounded frames do; a key
+ * restored with those and no extremum entry gets its extremum from them at
+ * its next row, and they go (sx_migrate). */
+static void sx_ns(uint8_t ns[6], int i)
+{
+    ns[0] = (uint8_t)((SX_NS | i) >> 8);
+    ns[1] = (uint8_t)(SX_NS | i);
+    sl_put_be32(ns + 2, 0);
+}
+
+typedef struct sx_old {
+    int item;
+    sl_buf *nss;        /* [u32 length][namespace] of each of the item's entries */
+} sx_old;
+
+static int sx_old_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    sx_old *c = ctx;
+    const uint8_t *n = ns;
+    SL_UNUSED(val);
+    if (nslen < 2 || vlen != 8 || ((n[0] << 8) | n[1]) != c->item) return 0;
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)nslen);
+    sl_buf_put(c->nss, hdr, 4);
+    sl_buf_put(c->nss, ns, nslen);
+    return 0;
+}
+
+/* The old layout of item i for the current key: its extremum into
+ * st->coll[i] (*found) and its "over-distinct" entries deleted. */
+static int sx_migrate(sl_op *op, ov_state *st, int i, bool *found)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    strmm_scan c = {i, pl->aggs.aggs[i].fn == SL_AGG_MAX, false, &st->coll[i]};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, strmm_scan_fn, &c, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    *found = c.found;
+    if (!c.found) return SL_OK;
+    sl_buf_reset(&st->cscan);
+    sx_old o = {i, &st->cscan};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, sx_old_fn, &o, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t pos = 0; pos < st->cscan.len; pos += 4 + sl_get_le32(b + pos))
+        if (sl_kstate_del(op->kstate, st->sid_dist, b + pos + 4, sl_get_le32(b + pos), err,
+                          sizeof err) != SL_OK)
+            return state_err(op, err);
+    return SL_OK;
+}
+
+/* Item i's extremum of the current key into st->coll[i]: *has 1 (a value),
+ * 0 (none yet) or -1 (no entry: the key's first row, or the old layout,
+ * which is then read and *has says what it held). */
+static int sx_get(sl_op *op, ov_state *st, int i, int *has, bool migrate)
+{
+    char err[256];
+    uint8_t ns[6];
+    sx_ns(ns, i);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_vals, ns, sizeof ns, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    sl_buf_reset(&st->coll[i]);
+    if (rc == SL_OK) {
+        const uint8_t *b = val;
+        if (vlen < 1 || b[0] > 1 || (b[0] == 0 && vlen != 1))
+            return damaged(op, "a STRING MIN/MAX extremum");
+        *has = b[0];
+        if (vlen > 1) sl_buf_put(&st->coll[i], b + 1, vlen - 1);
+        return SL_OK;
+    }
+    *has = -1;
+    bool found = false;
+    if (migrate && sl_kstate_restored(op->kstate, st->sid_dist) &&
+        sx_migrate(op, st, i, &found) != SL_OK)
+        return SL_ERR;
+    if (found) *has = 2; /* read from the old layout, not written yet */
+    return SL_OK;
+}
+
+/* Row value x (NULL: none) of STRING MIN/MAX item i joins an UNBOUNDED frame. */
+static int sx_step(sl_op *op, ov_state *st, int i, const sl_value *x)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    int has;
+    if (sx_get(op, st, i, &has, true) != SL_OK) return SL_ERR;
+    bool better = false;
+    if (x) {
+        int cmp = has > 0 ? sl_agg_str_cmp(x->v.s.p, x->v.s.len, st->coll[i].p, st->coll[i].len) : 0;
+        better = has <= 0 || (pl->aggs.aggs[i].fn == SL_AGG_MAX ? cmp > 0 : cmp < 0);
+    }
+    if (!better && has >= 0 && has < 2) return SL_OK; /* unchanged */
+    sl_buf_reset(&st->lbuf);
+    uint8_t flag = better || has > 0;
+    sl_buf_put(&st->lbuf, &flag, 1);
+    if (better) sl_buf_put(&st->lbuf, x->v.s.p, x->v.s.len);
+    else if (flag) sl_buf_put(&st->lbuf, st->coll[i].p, st->coll[i].len);
+    uint8_t ns[6];
+    sx_ns(ns, i);
+    if (sl_kstate_put(op->kstate, st->sid_vals, ns, sizeof ns, st->lbuf.p, st->lbuf.len, err,
+                      sizeof err) != SL_OK)
+        return state_err(op, err);
+    return SL_OK;
+}
 
 static int strmm_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
 {
@@ -834,6 +1102,14 @@ static int strmm_result(sl_op *op, ov_state *st, int i, sl_value *res)
 {
     const sl_agg *a = &((const ov_plan *)op->plan)->aggs.aggs[i];
     char err[256];
+    if (((const ov_plan *)op->plan)->preceding < 0) { /* the extremum kept */
+        int has;
+        if (sx_get(op, st, i, &has, false) != SL_OK) return SL_ERR;
+        res->isnull = has <= 0;
+        res->v.s.p = has > 0 ? (st->coll[i].len ? (const char *)st->coll[i].p : "") : NULL;
+        res->v.s.len = has > 0 ? (uint32_t)st->coll[i].len : 0;
+        return SL_OK;
+    }
     strmm_scan c = {i, a->fn == SL_AGG_MAX, false, &st->coll[i]};
     if (sl_kstate_scan_key(op->kstate, st->sid_dist, strmm_scan_fn, &c, err, sizeof err) == SL_ERR)
         return state_err(op, err);
@@ -888,6 +1164,13 @@ static int collect_result(sl_op *op, ov_state *st, int i, sl_value *res)
     return SL_OK;
 }
 
+/* LISTAGG (below, with the value functions' state) */
+static int list_add(sl_op *op, ov_state *st, const ov_out *o, const sl_row *r);
+static int list_result(sl_op *op, ov_state *st, int i);
+static const sl_value *list_value(const ov_out *o, const sl_row *r);
+static int lcount_step(sl_op *op, ov_state *st, const ov_out *o, const void *p, size_t len,
+                       int sign, int64_t seq);
+
 /* Row r joins the accumulator acc: every aggregate (agg.c), the DISTINCT
  * ones' and COLLECT's value counts. */
 static int acc_add(sl_op *op, ov_state *st, uint8_t *acc, const sl_row *r)
@@ -903,6 +1186,9 @@ static int acc_add(sl_op *op, ov_state *st, uint8_t *acc, const sl_row *r)
         if (a->distinct && dist_step(op, st, acc, i, r, +1) != SL_OK) return SL_ERR;
         if (a->fn == SL_AGG_COLLECT && collect_step(op, st, i, r, +1) != SL_OK) return SL_ERR;
     }
+    for (int i = 0; pl->nlist && i < pl->nout; i++)
+        if (pl->outs[i].kind == OUT_LISTAGG && list_add(op, st, &pl->outs[i], r) != SL_OK)
+            return SL_ERR;
     return SL_OK;
 }
 
@@ -1091,6 +1377,22 @@ static int copy_distinct(sl_op *op, ov_state *st, int64_t idx, int64_t t, const 
             st->dblen += d->v.v.s.len;
         }
     }
+    for (int i = 0; pl->list_counted && i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        const sl_value *x = o->kind == OUT_LISTAGG && o->distinct ? list_value(o, r) : NULL;
+        if (!x) continue;
+        if (st->ndout == st->doutcap) {
+            st->doutcap = st->doutcap ? st->doutcap * 2 : 64;
+            st->dout = sl_realloc(st->dout, st->doutcap * sizeof *st->dout);
+        }
+        ov_dval *d = &st->dout[st->ndout++];
+        d->item = -1 - i;
+        d->v = *x;
+        grow(&st->dbytes, &st->dbcap, st->dblen + x->v.s.len + 1);
+        if (x->v.s.len) memcpy(st->dbytes + st->dblen, x->v.s.p, x->v.s.len);
+        d->v.v.s.p = (const char *)(uintptr_t)st->dblen;
+        st->dblen += x->v.s.len;
+    }
     return 0;
 }
 
@@ -1103,6 +1405,13 @@ static int distinct_evict(sl_op *op, ov_state *st, int64_t head, int64_t nhead)
     if (frame_walk(op, st, head, nhead, copy_distinct, NULL, NULL) != SL_OK) return SL_ERR;
     for (int c = 0; c < op->in->n; c++) st->pvals[c] = (sl_value){.isnull = true};
     for (size_t k = 0; k < st->ndout; k++) {
+        if (st->dout[k].item < 0) { /* a LISTAGG (DISTINCT) value */
+            const sl_value *x = &st->dout[k].v;
+            if (lcount_step(op, st, &pl->outs[-1 - st->dout[k].item],
+                            st->dbytes + (uintptr_t)x->v.s.p, x->v.s.len, -1, 0) != SL_OK)
+                return SL_ERR;
+            continue;
+        }
         const sl_agg *a = &pl->aggs.aggs[st->dout[k].item];
         sl_value v = st->dout[k].v;
         if (sl_type_is_var(a->in_type))
@@ -1323,7 +1632,7 @@ static int vals_add(sl_op *op, ov_state *st, const sl_row *r)
     const ov_plan *pl = op->plan;
     for (int i = 0; i < pl->nout; i++) {
         const ov_out *o = &pl->outs[i];
-        if (o->kind < OUT_FIRST) continue;
+        if (o->kind < OUT_FIRST || o->kind == OUT_LISTAGG) continue;
         const sl_value *x = &r->vals[o->col];
         uint8_t *cnt = val_count(pl, st, o);
         int64_t c = sl_get_lei64(cnt);
@@ -1346,7 +1655,7 @@ static int vals_get(sl_op *op, ov_state *st, const sl_row *r)
     const ov_plan *pl = op->plan;
     for (int i = 0; i < pl->nout; i++) {
         const ov_out *o = &pl->outs[i];
-        if (o->kind < OUT_FIRST) continue;
+        if (o->kind < OUT_FIRST || o->kind == OUT_LISTAGG) continue;
         int64_t c = sl_get_lei64(val_count(pl, st, o));
         if (o->kind == OUT_LAG && c < o->offset + 1) {
             if (o->dcol >= 0) st->vres[i] = r->vals[o->dcol];
@@ -1395,6 +1704,8 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
         if (a->strval && strmm_result(op, st, i, &st->res[i]) != SL_OK) return SL_ERR;
     }
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
+    for (int i = 0; pl->nlist && i < pl->nout; i++)
+        if (pl->outs[i].kind == OUT_LISTAGG && list_result(op, st, i) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];
         switch (pl->outs[i].kind) {
@@ -1415,6 +1726,203 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     int rc = sl_op_emit(op, &out);
     op->scratch.used = mark;
     return rc;
+}
+
+/* ---- LISTAGG: the frame's values in the order they entered it ------------------- */
+
+/* Row r's value of LISTAGG o, NULL when it has none or its FILTER is not true. */
+static const sl_value *list_value(const ov_out *o, const sl_row *r)
+{
+    const sl_value *x = &r->vals[o->col];
+    if (x->isnull || (o->fcol >= 0 && (r->vals[o->fcol].isnull || !r->vals[o->fcol].v.i)))
+        return NULL;
+    return x;
+}
+
+/* Bounded frames, LISTAGG (DISTINCT): a copy of value p joins (+1) or leaves
+ * (-1) the frame. "over-distinct" (u16 o->vi, the value's bytes): i64
+ * copies in the frame, i64 the number of the frame record whose copy
+ * entered when there was none -- the list's order, as Flink's distinct
+ * view adds a value to its list at its first copy and takes it out at its
+ * last. */
+static int lcount_step(sl_op *op, ov_state *st, const ov_out *o, const void *p, size_t len,
+                       int sign, int64_t seq)
+{
+    char err[256];
+    grow(&st->dns, &st->dnscap, len + 2);
+    st->dns[0] = (uint8_t)(o->vi >> 8);
+    st->dns[1] = (uint8_t)o->vi;
+    if (len) memcpy(st->dns + 2, p, len);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_dist, st->dns, len + 2, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    if (rc == SL_OK && vlen != 16) return damaged(op, "a LISTAGG value's count");
+    int64_t n = rc == SL_DONE ? 0 : sl_get_lei64(val);
+    if (rc == SL_OK) seq = sl_get_lei64((const uint8_t *)val + 8);
+    if (n < 0 || (sign < 0 && n == 0)) return damaged(op, "a LISTAGG value's count");
+    n += sign;
+    if (n == 0) {
+        rc = sl_kstate_del(op->kstate, st->sid_dist, st->dns, len + 2, err, sizeof err);
+    } else {
+        uint8_t c[16];
+        sl_put_lei64(c, n);
+        sl_put_lei64(c + 8, seq);
+        rc = sl_kstate_put(op->kstate, st->sid_dist, st->dns, len + 2, c, 16, err, sizeof err);
+    }
+    return rc == SL_OK ? SL_OK : state_err(op, err);
+}
+
+/* UNBOUNDED frames: x joins the end of LISTAGG o's list ("over-values",
+ * namespace u16 o->vi, u32 0: the list's text; none while it is empty). */
+static int list_append(sl_op *op, ov_state *st, const ov_out *o, const sl_value *x)
+{
+    char err[256];
+    uint8_t ns[6];
+    vals_ns(ns, o->vi, 0);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_vals, ns, sizeof ns, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    sl_buf_reset(&st->lbuf);
+    if (rc == SL_OK) {
+        sl_buf_put(&st->lbuf, val, vlen);
+        sl_buf_put(&st->lbuf, o->sep, o->seplen);
+    }
+    sl_buf_put(&st->lbuf, x->v.s.p, x->v.s.len);
+    if (sl_kstate_put(op->kstate, st->sid_vals, ns, sizeof ns, st->lbuf.p, st->lbuf.len, err,
+                      sizeof err) != SL_OK)
+        return state_err(op, err);
+    return SL_OK;
+}
+
+/* Row r enters the frame of LISTAGG o: an UNBOUNDED frame's list grows (with
+ * DISTINCT, by a value's first copy only); a bounded frame's DISTINCT values
+ * are counted (its list is read from the frame's records). */
+static int list_add(sl_op *op, ov_state *st, const ov_out *o, const sl_row *r)
+{
+    const ov_plan *pl = op->plan;
+    const sl_value *x = list_value(o, r);
+    if (!x) return SL_OK;
+    if (pl->preceding >= 0)
+        return o->distinct ? lcount_step(op, st, o, x->v.s.p, x->v.s.len, +1,
+                                         meta_i64(st, M_TAIL) - 1)
+                           : SL_OK;
+    if (o->distinct) {
+        int64_t n;
+        if (count_step(op, st, o->vi, x->v.s.p, x->v.s.len, +1, &n) != SL_OK) return SL_ERR;
+        if (n > 1) return SL_OK;
+    }
+    return list_append(op, st, o, x);
+}
+
+typedef struct list_walk {
+    const ov_out *o;
+    sl_buf *out;
+    bool any;
+} list_walk;
+
+static int list_walk_fn(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                        void *ctx)
+{
+    SL_UNUSED(op);
+    SL_UNUSED(st);
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    list_walk *w = ctx;
+    const sl_value *x = list_value(w->o, r);
+    if (!x) return 0;
+    if (w->any) sl_buf_put(w->out, w->o->sep, w->o->seplen);
+    sl_buf_put(w->out, x->v.s.p, x->v.s.len);
+    w->any = true;
+    return 0;
+}
+
+typedef struct list_scan {
+    int item;
+    sl_buf *out;        /* [i64 order][u32 length][bytes] per value */
+} list_scan;
+
+static int list_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    list_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 2 || vlen != 16 || ((n[0] << 8) | n[1]) != c->item) return 0;
+    uint8_t hdr[12];
+    memcpy(hdr, (const uint8_t *)val + 8, 8);
+    sl_put_le32(hdr + 8, (uint32_t)(nslen - 2));
+    sl_buf_put(c->out, hdr, 12);
+    sl_buf_put(c->out, n + 2, nslen - 2);
+    return 0;
+}
+
+typedef struct list_ent {
+    int64_t seq;
+    size_t off;
+} list_ent;
+
+static int list_ent_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const list_ent *)a)->seq, y = ((const list_ent *)b)->seq;
+    return (x > y) - (x < y);
+}
+
+/* LISTAGG output i of the current key's frame into st->vres[i] (its bytes
+ * in st->vcopy[i]); NULL while the frame has no value. */
+static int list_result(sl_op *op, ov_state *st, int i)
+{
+    const ov_plan *pl = op->plan;
+    const ov_out *o = &pl->outs[i];
+    char err[256];
+    bool any = false;
+    sl_buf_reset(&st->lbuf);
+    if (pl->preceding < 0) { /* the stored list */
+        uint8_t ns[6];
+        vals_ns(ns, o->vi, 0);
+        const void *val;
+        size_t vlen;
+        int rc = sl_kstate_get(op->kstate, st->sid_vals, ns, sizeof ns, &val, &vlen, err,
+                               sizeof err);
+        if (rc == SL_ERR) return state_err(op, err);
+        if (rc == SL_OK) sl_buf_put(&st->lbuf, val, vlen);
+        any = rc == SL_OK;
+    } else if (!o->distinct) { /* the frame's records */
+        list_walk w = {o, &st->lbuf, false};
+        if (frame_walk(op, st, meta_i64(st, M_HEAD), meta_i64(st, M_TAIL), list_walk_fn, &w,
+                       NULL) != SL_OK)
+            return SL_ERR;
+        any = w.any;
+    } else { /* the counted values, in the order they entered */
+        sl_buf_reset(&st->cscan);
+        sl_buf_reset(&st->cidx);
+        list_scan c = {o->vi, &st->cscan};
+        if (sl_kstate_scan_key(op->kstate, st->sid_dist, list_scan_fn, &c, err, sizeof err) ==
+            SL_ERR)
+            return state_err(op, err);
+        const uint8_t *b = sl_buf_u8(&st->cscan);
+        for (size_t pos = 0; pos < st->cscan.len; pos += 12 + sl_get_le32(b + pos + 8)) {
+            list_ent e = {sl_get_lei64(b + pos), pos};
+            sl_buf_put(&st->cidx, &e, sizeof e);
+        }
+        size_t n = st->cidx.len / sizeof(list_ent);
+        list_ent *es = (list_ent *)st->cidx.p;
+        if (n > 1) qsort(es, n, sizeof *es, list_ent_cmp);
+        for (size_t k = 0; k < n; k++) {
+            if (k) sl_buf_put(&st->lbuf, o->sep, o->seplen);
+            sl_buf_put(&st->lbuf, b + es[k].off + 12, sl_get_le32(b + es[k].off + 8));
+        }
+        any = n > 0;
+    }
+    if (!any) {
+        st->vres[i] = (sl_value){.isnull = true};
+        return SL_OK;
+    }
+    sl_value x = {.isnull = false};
+    x.v.s.p = st->lbuf.len ? (const char *)st->lbuf.p : "";
+    x.v.s.len = (uint32_t)st->lbuf.len;
+    vres_copy(st, i, &x, SL_T_STRING);
+    if (!st->vres[i].v.s.p) st->vres[i].v.s.p = ""; /* the empty string */
+    return SL_OK;
 }
 
 /* ---- emitting ------------------------------------------------------------------- */
@@ -1603,7 +2111,7 @@ static const sl_op_option ov_options[] = {
      "The frame's start: unbounded, or rows (ROWS) or milliseconds (RANGE) before the row."},
     {"aggregates", SL_CT_JSON, NULL, NULL,
      "Aggregate items, as for group_aggregate, and ROW_NUMBER(), FIRST_VALUE(c), LAST_VALUE(c), "
-     "LAG(c[, n[, default column]]) AS name."},
+     "LAG(c[, n[, default column]]), LISTAGG([DISTINCT] c[, 'separator']) AS name."},
     SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };

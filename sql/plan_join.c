@@ -1544,6 +1544,11 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
     if (p->hints && p->hints->nkids)
         return PERR(p->hints->kids[0], "%s: this join is a window join, whose state its windows "
                     "bound; the hint applies to regular joins", p->hints->kids[0]->s);
+    for (int s = 0; s < 2; s++)
+        if (j->s[s].r.windowed >= 3) /* processing time: Flink's words */
+            return PERR(sql_kid(f, s), j->s[s].r.windowed == 4
+                        ? "Processing time Window Join is not supported yet."
+                        : "a window join over SESSION window TVF rows is not supported yet");
     const char *lw = j->s[0].r.window, *rw = j->s[1].r.window;
     if (lw && rw && strcmp(lw, rw))
         return PERR(on, "a window join needs the same windows on both sides; the left input has "
@@ -1621,16 +1626,21 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     if (!strcasecmp(fn, "TUMBLE")) lo = 1, nargs = args->nkids > 1 ? 2 : 1;
     else if (!strcasecmp(fn, "HOP") || !strcasecmp(fn, "CUMULATE"))
         lo = 2, nargs = args->nkids > 2 ? 3 : 2;
-    else if (!strcasecmp(fn, "SESSION"))
-        return PERR(f, "SESSION windows are planned only in a window aggregation: GROUP BY "
-                    "window_start, window_end");
+    else if (!strcasecmp(fn, "SESSION")) lo = 1, nargs = 1;
     else return PERR(f, "unknown window function '%s' (TUMBLE, HOP, CUMULATE or SESSION)", fn);
+    int session = !strcasecmp(fn, "SESSION");
+    if (session && args->nkids > 1) /* Flink's validator's words */
+        return PERR(f, "Invalid number of arguments to function 'SESSION'. Was expecting 3 "
+                    "arguments");
+    if (args->nkids != nargs && session)
+        return PERR(f, "SESSION takes TABLE t [PARTITION BY k], DESCRIPTOR(time column) and the "
+                    "gap");
     if (args->nkids != nargs)
         return PERR(f, "%s takes TABLE t, DESCRIPTOR(time column) and %s", fn,
                     !strcasecmp(fn, "TUMBLE") ? "the size (and an offset)"
                     : !strcasecmp(fn, "HOP") ? "the slide and the size (and an offset)"
                                               : "the step and the size (and an offset)");
-    if (part) return PERR(part->kids[0], "PARTITION BY belongs to SESSION windows");
+    if (part && !session) return PERR(part->kids[0], "PARTITION BY belongs to SESSION windows");
     if (sql_tvf_offset_check(p, f) != SL_OK) return SL_ERR;
     int64_t ms[3] = {0, 0, 0};
     for (int i = 0; i < nargs; i++) {
@@ -1660,19 +1670,15 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
         PERR(f, "a window TVF over an updating input (produced by %s) is not supported", in.updater);
         goto done;
     }
-    if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
-        PERR(desc, "DESCRIPTOR(%s): windows on processing time are planned only in a window "
-             "aggregation (GROUP BY window_start, window_end)", desc->s);
-        goto done;
-    }
-    if ((!in.rowtime || strcasecmp(in.rowtime, desc->s)) && in.mrowtime &&
+    int proc = in.proctime && !strcasecmp(in.proctime, desc->s);
+    if (!proc && (!in.rowtime || strcasecmp(in.rowtime, desc->s)) && in.mrowtime &&
         !strcasecmp(in.mrowtime, desc->s)) {
         PERR(desc, "The window function requires the timecol is a time attribute type, but is "
              "TIMESTAMP(3). ('%s' passed a regular, semi or anti join, which makes it a plain "
              "column, as in Flink)", desc->s);
         goto done;
     }
-    if (!in.rowtime || strcasecmp(in.rowtime, desc->s)) {
+    if (!proc && (!in.rowtime || strcasecmp(in.rowtime, desc->s))) {
         PERR(desc, "DESCRIPTOR(%s): '%s' is not the event-time attribute of '%s' (declare "
              "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in CREATE TABLE)", desc->s, desc->s,
              tref->s, desc->s, desc->s);
@@ -1687,12 +1693,15 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     char kind[16];
     snprintf(kind, sizeof kind, "%s", fn);
     for (char *c = kind; *c; c++) *c = (char)toupper((unsigned char)*c);
+    const char *tname = proc ? in.proctime : in.rowtime;
     json_t *cfg = json_object();
     json_object_set_new(cfg, "window", json_string(kind));
-    json_object_set_new(cfg, "time", json_string(in.rowtime));
-    /* over a TIMESTAMP_LTZ the windows align in the session zone (which
-     * add_job_config copies into the vertex) and window_time is an LTZ */
-    int tci = sl_schema_find(&in.sch, in.rowtime);
+    json_object_set_new(cfg, "time", json_string(tname));
+    if (proc) json_object_set_new(cfg, "domain", json_string("processing"));
+    /* over a TIMESTAMP_LTZ (PROCTIME() is one) the windows align in the
+     * session zone (which add_job_config copies into the vertex) and
+     * window_time is an LTZ */
+    int tci = sl_schema_find(&in.sch, tname);
     const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
     int ltz = tci >= 0 && in.sch.fields[tci].dt->variant == SL_DV_LTZ;
     if (ltz) {
@@ -1701,7 +1710,22 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
         if (sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, derr, sizeof derr) != SL_OK)
             wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
     }
-    if (!strcmp(kind, "TUMBLE")) {
+    json_t *keys = json_array();
+    if (session) {
+        json_object_set_new(cfg, "gap", json_integer((json_int_t)ms[0]));
+        for (int i = 0; part && i < part->nkids; i++) {
+            const sql_node *e = part->kids[i];
+            int col = e->s ? sl_schema_find(&in.sch, e->s) : -1;
+            if (col < 0) {
+                json_decref(cfg);
+                json_decref(keys);
+                PERR(e, "PARTITION BY %s: not a column of '%s'", e->s ? e->s : "?", tref->s);
+                goto done;
+            }
+            json_array_append_new(keys, json_string(in.sch.fields[col].name));
+        }
+        json_object_set(cfg, "partition-by", keys);
+    } else if (!strcmp(kind, "TUMBLE")) {
         json_object_set_new(cfg, "size", json_integer((json_int_t)ms[0]));
     } else {
         json_object_set_new(cfg, strcmp(kind, "HOP") ? "step" : "slide", json_integer((json_int_t)ms[0]));
@@ -1716,20 +1740,38 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
                         : sl_sprintf("%s|%s|%s|%lld|%lld", kind, in.ident ? in.ident : "",
                                      in.rowtime, (long long)ms[0],
                                      (long long)(nargs > lo ? offset : ms[1]));
-    char *uid = sl_sprintf("window-tvf-%08x", fnv1a(uid_src));
+    if (session || proc) { /* new kinds: their own uid text */
+        char *k = json_dumps(keys, JSON_COMPACT);
+        char *u = sl_sprintf("%s|%s|%s", uid_src, k, proc ? "proc" : "event");
+        free(k);
+        free(uid_src);
+        uid_src = u;
+    }
+    char *uid = sl_sprintf("%s-%08x", session ? "session-tvf" : "window-tvf", fnv1a(uid_src));
     free(uid_src);
-    char *vid = add_vertex(p, "window-tvf", "window_tvf", uid, cfg, NULL, 0);
+    int global = session && json_array_size(keys) == 0;
+    char *vid = add_vertex(p, "window-tvf", session ? "session_tvf" : "window_tvf", uid, cfg, NULL,
+                           global ? 1 : 0);
     free(uid);
-    add_edge(p, in.vid, vid, NULL, NULL, 0);
+    if (!session) add_edge(p, in.vid, vid, NULL, NULL, 0);
+    else if (global) add_edge(p, in.vid, vid, "rebalance", NULL, 0);
+    else add_edge(p, in.vid, vid, "hash", keys, 0);
+    json_decref(keys);
     free(in.vid);
     in.vid = vid;
     for (int i = 0; i < 3; i++)
         if (i == 2) sl_schema_add_dt(&in.sch, added[i], wtdt);
         else sl_schema_add(&in.sch, added[i], SL_T_TIMESTAMP);
-    /* as in Flink, window_time becomes the time attribute; the old one a plain column */
-    free(in.rowtime);
-    in.rowtime = sl_strdup("window_time");
-    in.windowed = 1 + ltz;
+    /* as in Flink, window_time becomes the time attribute; the old one a plain
+     * column (processing time: the PROCTIME() column stays one, and window_time
+     * is a plain column). Window joins and window Top-N read TUMBLE, HOP and
+     * CUMULATE on event time only: windowed 3 (SESSION) and 4 (processing
+     * time) make them refuse. */
+    if (!proc) {
+        free(in.rowtime);
+        in.rowtime = sl_strdup("window_time");
+    }
+    in.windowed = proc ? 4 : session ? 3 : 1 + ltz;
     /* what a window join compares: the sizes and the offset (when not 0), in ms */
     char off[32] = "";
     if (offset) snprintf(off, sizeof off, ",%lld", (long long)offset);

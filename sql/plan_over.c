@@ -252,6 +252,39 @@ static int value_item(plan *p, const sql_node *o, const char *fn, int i, const s
     return SL_OK;
 }
 
+/* LISTAGG([DISTINCT] x [, 'separator']): the operator's item without its
+ * FILTER and alias, x a STRING column (computed in the pre-calc when it is an
+ * expression), the separator a string literal (default ','). */
+static int listagg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, item *pre,
+                        int *npre, sql_sbuf *out)
+{
+    const sql_node *call = sql_kid(o, 3);
+    if (!call || (call->flags & SQL_F_STAR_ARG))
+        return PERR(o, "LISTAGG takes a STRING expression, not '*'");
+    int n = call->nkids - ((call->flags & SQL_F_FILTER) ? 1 : 0);
+    if (n < 1 || n > 2)
+        return PERR(o, "LISTAGG takes one or two arguments: LISTAGG([DISTINCT] expression [, "
+                    "separator])");
+    const char *x = NULL;
+    sl_type xt = SL_T_NULL;
+    if (arg_column(p, call->kids[0], "$a", i, sch, pre, npre, &x, &xt) != SL_OK) return SL_ERR;
+    if (xt != SL_T_STRING)
+        return PERR(call->kids[0], "LISTAGG takes a STRING expression, not %s (CAST it to "
+                    "STRING)", sl_type_name(xt));
+    if (n == 2 && call->kids[1]->kind != SQL_STR)
+        return PERR(call->kids[1], "LISTAGG's separator must be a string literal");
+    char *qx = sql_quote_ident(x);
+    sql_sb_fmt(out, "LISTAGG(%s%s", (call->flags & SQL_F_DISTINCT) ? "DISTINCT " : "", qx);
+    free(qx);
+    if (n == 2) {
+        sql_sb_str(out, ", '");
+        for (const char *c = call->kids[1]->s; *c; c++) sql_sb_fmt(out, *c == '\'' ? "''" : "%c", *c);
+        sql_sb_str(out, "'");
+    }
+    sql_sb_str(out, ")");
+    return SL_OK;
+}
+
 /* A user-defined aggregate function of the session named s, or NULL. */
 static const sl_udf_sig *over_udf(const char *s)
 {
@@ -347,6 +380,10 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         free(fn);
         return rc;
     }
+    if (!strcmp(fn, "LISTAGG")) {
+        rc = listagg_item(p, o, i, sch, pre, npre, out);
+        goto filter;
+    }
     const sl_udf_sig *u = over_udf(o->s);
     if (u) {
         rc = udf_call(p, o, u, i, sch, pre, npre, out);
@@ -354,12 +391,10 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
     }
     if (strcmp(fn, "COUNT") && strcmp(fn, "SUM") && strcmp(fn, "MIN") && strcmp(fn, "MAX") &&
         strcmp(fn, "AVG") && strcmp(fn, "COLLECT")) {
-        int later = !strcmp(fn, "LISTAGG");
-        rc = PERR(o, "%s() %s; OVER aggregation takes COUNT, SUM, MIN, MAX, AVG (also with "
-                  "DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, COLLECT, FIRST_VALUE, "
-                  "LAST_VALUE, LAG, ROW_NUMBER, RANK and DENSE_RANK", o->s,
-                  later ? "over an OVER window is not supported yet"
-                        : "is not an aggregate function that OVER aggregation supports");
+        rc = PERR(o, "%s() is not an aggregate function that OVER aggregation supports; OVER "
+                  "aggregation takes COUNT, SUM, MIN, MAX, AVG (also with DISTINCT), VAR_POP, "
+                  "VAR_SAMP, STDDEV_POP, STDDEV_SAMP, COLLECT, LISTAGG, FIRST_VALUE, LAST_VALUE, "
+                  "LAG, ROW_NUMBER, RANK and DENSE_RANK", o->s);
         free(fn);
         return rc;
     }

@@ -311,6 +311,12 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
     int windowed = rc == SL_OK && has_ws && has_we && in->windowed && !in->updating &&
                    in->sch.fields[ws].type == SL_T_TIMESTAMP &&
                    in->sch.fields[we].type == SL_T_TIMESTAMP;
+    if (windowed && in->windowed >= 3) { /* SESSION (3) or processing-time (4) TVF rows */
+        rc = PERR(part->kids[0], in->windowed == 4
+                  ? "Processing time Window TopN is not supported yet." /* Flink's words */
+                  : "a window Top-N over SESSION window TVF rows is not supported yet");
+        windowed = 0;
+    }
     int rn_out = selects_rn(items, rn);
     int is_rowtime = tcol && in->rowtime && !strcasecmp(tcol, in->rowtime);
     int is_proctime = tcol && in->proctime && !strcasecmp(tcol, in->proctime);

@@ -900,6 +900,17 @@ QUERIES = [
     ("join_temporal_extra_key",
      "SELECT e.id, e.k, r.rate FROM evs e LEFT JOIN rates FOR SYSTEM_TIME AS OF e.ts AS r "
      "ON e.k = r.k AND MOD(e.u, 3) = ARRAY[MOD(r.rate, 3), 0][1]"),
+    # ---- SESSION window TVF rows without aggregation: held until the session closes,
+    # late rows (ev) dropped; partitioned by one and two columns, and global
+    ("tvf_session_rows", "SELECT * FROM TABLE(SESSION(TABLE evs PARTITION BY k, DESCRIPTOR(ts), "
+                         "INTERVAL '1' SECOND))"),
+    ("tvf_session_rows_late", "SELECT id, k, window_start, window_end, window_time FROM "
+                              "TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), "
+                              "INTERVAL '1' SECOND))"),
+    ("tvf_session_rows_two_keys", "SELECT * FROM TABLE(SESSION(TABLE ev PARTITION BY (k, u), "
+                                  "DESCRIPTOR(ts), INTERVAL '1' SECOND))"),
+    ("tvf_session_rows_global", "SELECT id, window_start, window_end FROM TABLE(SESSION(TABLE ev, "
+                                "DESCRIPTOR(ts), INTERVAL '2' SECOND))"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
@@ -951,12 +962,6 @@ EXPECTED_DIFFERENCES = {
     # SQL: a row of evs whose v is NULL meets its payments with s = amount + NULL = NULL;
     # Flink's decorrelation joins the outer values back on `=` and loses those rows
     "outer_lateral_item": ((1, 2), "Flink drops the outer rows whose e.v is NULL"),
-    # Flink 2.3 plans LISTAGG [DISTINCT] over OVER windows; Sluice refuses it (not built yet)
-    "over_listagg_rows": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_range": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_unbounded": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_distinct": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_distinct_unbounded": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
     # a group window's JSON_ARRAYAGG / JSON_OBJECTAGG of a STRING writes the text unquoted
     # (["ab-12"] is [ab-12] there); its window TVF form quotes it, as Sluice does in both
     "gw_json_arrayagg": ((1, 2), "Flink's group window writes STRING values unquoted"),

@@ -569,6 +569,140 @@ END;
     assert late_dropped(cluster, jid) == len(rows) - sum(len(v) for v in kept.values())
 
 
+def session_rows_model(rows, gap, keyed=True, delay=SEC):
+    """SESSION TVF rows as Flink 2.3 gives them (checked with PyFlink): per
+    key, a row opens [t, t + gap), which swallows every open session it
+    intersects (touching counts); a row whose merged session ends at or
+    before the watermark (max - delay after each row: end - 1 <= wm) is late
+    and dropped; a session fires when the watermark reaches end - 1 (all at
+    the end of the input). Returns ([(id, start, end)], dropped)."""
+    open_ = collections.defaultdict(list)  # key -> [[start, end, [ids]]]
+    out, dropped, mx = [], 0, None
+    for i, k, _, t in rows:
+        k = k if keyed else None
+        wm = None if mx is None else mx - delay
+        start, end, ids, rest = t, t + gap, [i], []
+        for ss in open_[k]:
+            if ss[0] <= t + gap and t <= ss[1]:
+                start, end, ids = min(start, ss[0]), max(end, ss[1]), ids + ss[2]
+            else:
+                rest.append(ss)
+        mx = t if mx is None else max(mx, t)
+        if wm is not None and end - 1 <= wm:
+            dropped += 1
+            continue
+        open_[k] = rest + [[start, end, ids]]
+        wm = mx - delay
+        for key in open_:
+            keep = []
+            for ss in open_[key]:
+                if ss[1] - 1 <= wm:
+                    out += [(x, ss[0], ss[1]) for x in ss[2]]
+                else:
+                    keep.append(ss)
+            open_[key] = keep
+    for sessions in open_.values():
+        for ss in sessions:
+            out += [(x, ss[0], ss[1]) for x in ss[2]]
+    return out, dropped
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_session_tvf_rows(cluster, workdir, p):
+    """SESSION window TVF rows without aggregation (Flink 2.3 plans them): each
+    row goes out once its session closes, with window_start, window_end and
+    window_time = window_end - 1; late rows are dropped and counted;
+    partitioned (hash-keyed, parallelism p) and global."""
+    cluster.add_tm(slots=4)
+    rows = late_events(400, seed=3064)
+    outs = {n: os.path.join(workdir, n) for n in ("keyed", "glob")}
+    r = run_sql(cluster, workdir, "sess.sql", EV_DDL.format(src=write_events(workdir, "e", rows)) + f"""
+SET 'parallelism.default' = '{p}';
+CREATE TABLE out_keyed (id BIGINT, k STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '{outs["keyed"]}', 'format' = 'json');
+CREATE TABLE out_glob (id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '{outs["glob"]}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO out_keyed SELECT id, k, window_start, window_end, window_time
+  FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND));
+INSERT INTO out_glob SELECT id, window_start, window_end
+  FROM TABLE(SESSION(DATA => TABLE ev, TIMECOL => DESCRIPTOR(ts), GAP => INTERVAL '2' SECOND));
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    finish(cluster, jid)
+    want, dropped = session_rows_model(rows, SEC)
+    kof = {i: k for i, k, _, _ in rows}
+    got = read_json(outs["keyed"])
+    assert all(x.get("op", "+I") == "+I" for x in got)
+    assert sorted((x["id"], x["k"], ms(x["ws"]), ms(x["we"]), ms(x["wt"])) for x in got) == \
+        sorted((i, kof[i], s, e, e - 1) for i, s, e in want)
+    assert dropped > 3 and len({(s, e) for _, s, e in want}) > 10
+    want_g, dropped_g = session_rows_model(rows, 2 * SEC, keyed=False)
+    assert sorted((x["id"], ms(x["ws"]), ms(x["we"])) for x in read_json(outs["glob"])) == \
+        sorted(want_g)
+    assert late_dropped(cluster, jid) == dropped + dropped_g
+
+
+def test_proctime_tvf_rows(cluster, workdir):
+    """TUMBLE, HOP and CUMULATE TVF rows on processing time without
+    aggregation (Flink 2.3 plans them): each row goes out at once, for every
+    window holding the instant it arrived -- a moment of the run, so the
+    model checks each row's windows against the run's span: the windows of
+    one instant, aligned to the epoch, window_time = window_end - 1. A
+    processing-time SESSION holds its rows until the clock passes the gap;
+    the input ends first, so nothing comes out, as in Flink."""
+    import time
+    cluster.add_tm(slots=2)
+    rows = late_events(200, seed=3065)
+    outs = {n: os.path.join(workdir, n) for n in ("tum", "hop", "cum", "sess")}
+    ddl = EV_DDL.format(src=write_events(workdir, "e", rows)).replace(
+        "ts TIMESTAMP(3),", "ts TIMESTAMP(3), pt AS PROCTIME(),")
+    sinks = "".join(f"CREATE TABLE out_{n} (id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), "
+                    f"wt TIMESTAMP_LTZ(3)) WITH ('connector' = 'filesystem', 'path' = "
+                    f"'{outs[n]}', 'format' = 'json');\n" for n in outs)
+    t0 = int(time.time() * 1000)
+    r = run_sql(cluster, workdir, "proc.sql", ddl + sinks + """
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO out_tum SELECT id, window_start, window_end, window_time
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(pt), INTERVAL '5' SECOND));
+INSERT INTO out_hop SELECT id, window_start, window_end, window_time
+  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(pt), INTERVAL '1' SECOND, INTERVAL '3' SECOND));
+INSERT INTO out_cum SELECT id, window_start, window_end, window_time
+  FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(pt), INTERVAL '1' SECOND, INTERVAL '3' SECOND));
+INSERT INTO out_sess SELECT id, window_start, window_end, window_time
+  FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(pt), INTERVAL '1' HOUR));
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    t1 = int(time.time() * 1000)
+    ids = sorted(i for i, _, _, _ in rows)
+
+    def wins(name):
+        by = collections.defaultdict(set)
+        for x in read_json(outs[name]):
+            assert ms(x["wt"]) == ms(x["we"]) - 1, x
+            by[x["id"]].add((ms(x["ws"]), ms(x["we"])))
+        assert sorted(by) == ids, name
+        return by
+
+    def of_instant(ws, model):
+        """Some instant of the run has exactly these windows."""
+        return any(model(t) == ws for t in {s for s, _ in ws} | {e - 1 for _, e in ws})
+
+    tum = lambda t: {(t - t % 5000, t - t % 5000 + 5000)}
+    hop3 = lambda t: {(s, s + 3000) for s in range(t - t % 1000 - 2000, t + 1, 1000)}
+    cum = lambda t: {(t - t % 3000, e) for e in range(t - t % 3000 + 1000, t - t % 3000 + 3001, 1000)
+                     if e > t}
+    for name, model in (("tum", tum), ("hop", hop3), ("cum", cum)):
+        for i, ws in wins(name).items():
+            assert of_instant(ws, model) and all(t0 - 5000 <= s and e <= t1 + 5000
+                                                 for s, e in ws), (name, i, ws)
+    assert read_json(outs["sess"]) == []
+
+
 def flink_floor(unit, t, ceil=False):
     """Flink's FLOOR/CEIL(ts TO unit) on UTC milliseconds, written from its
     rules (DateTimeUtils.timestampFloor/Ceil): fixed units by arithmetic; WEEK

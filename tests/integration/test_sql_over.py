@@ -308,9 +308,11 @@ END;
      "'JSON_ARRAYAGG_ABSENT_ON_NULL' that matches the following signature: void merge("),
     ("SELECT k, JSON_ARRAYAGG(v NULL ON NULL) FROM ev GROUP BY SESSION(ts, INTERVAL '1' SECOND), k",
      "for function 'JSON_ARRAYAGG_NULL_ON_NULL' that matches the following signature"),
-    # what Flink takes and Sluice does not yet
-    ("SELECT id, LISTAGG(CAST(k AS STRING)) OVER (ORDER BY ts) FROM ev",
-     "line 19, column 12: LISTAGG() over an OVER window is not supported yet"),
+    # LISTAGG reads strings (Flink's validator refuses an INT argument too)
+    ("SELECT id, LISTAGG(v) OVER (ORDER BY ts) FROM ev",
+     "line 19, column 20: LISTAGG takes a STRING expression, not INT (CAST it to STRING)"),
+    ("SELECT id, LISTAGG(CAST(v AS STRING), k) OVER (ORDER BY ts) FROM ev",
+     "LISTAGG's separator must be a string literal"),
     # ROW_NUMBER()'s frame is ROWS, the default one RANGE: two windows (Flink fails to plan it)
     ("SELECT id, ROW_NUMBER() OVER w, SUM(v) OVER w FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts)",
      "line 19, column 33: Over Agg: Unsupported use of OVER windows. All aggregates must be "

@@ -25,6 +25,11 @@ Python model from the generated ids:
   DISTINCT: SUM(DISTINCT x * x) counts -2 and 2's square once).
 - MIN / MAX [DISTINCT] of a STRING over ROWS, RANGE and UNBOUNDED frames,
   with NULLs (strings order by their bytes).
+- LISTAGG(x [, sep]) and LISTAGG(DISTINCT x [, sep]) over ROWS, RANGE and
+  UNBOUNDED frames: the frame's non-NULL values in time order; DISTINCT as
+  Flink's distinct view feeds the list (a value joins its end at its first
+  copy in the frame and leaves with its last), modelled by replaying the
+  sliding frame.
 """
 import bisect
 import collections
@@ -83,6 +88,16 @@ FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECO
 INSERT INTO o_strmm_unb
 SELECT id, MIN(name) OVER w AS mn, MAX(CAST(nv AS STRING)) OVER w AS mx
 FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts);
+INSERT INTO o_listagg
+SELECT id, LISTAGG(name) OVER w AS l, LISTAGG(DISTINCT name, '|') OVER w AS ld
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 4 PRECEDING AND CURRENT ROW);
+INSERT INTO o_listagg_range
+SELECT id, LISTAGG(CAST(nv % 3 AS STRING), '') OVER w AS l,
+       LISTAGG(DISTINCT CAST(nv % 4 AS STRING)) OVER w AS ld
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW);
+INSERT INTO o_listagg_unb
+SELECT id, LISTAGG(CAST(nv % 10 AS STRING), ';') OVER w AS l, LISTAGG(DISTINCT name) OVER w AS ld
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts);
 END;
 """
 
@@ -119,6 +134,10 @@ def outs_of(workdir):
         "o_strmm": ("id BIGINT, mn STRING, mx STRING, mv STRING", os.path.join(workdir, "strmm")),
         "o_strmm_range": ("id BIGINT, mn STRING, mx STRING", os.path.join(workdir, "strmm_range")),
         "o_strmm_unb": ("id BIGINT, mn STRING, mx STRING", os.path.join(workdir, "strmm_unb")),
+        "o_listagg": ("id BIGINT, l STRING, ld STRING", os.path.join(workdir, "listagg")),
+        "o_listagg_range": ("id BIGINT, l STRING, ld STRING",
+                            os.path.join(workdir, "listagg_range")),
+        "o_listagg_unb": ("id BIGINT, l STRING, ld STRING", os.path.join(workdir, "listagg_unb")),
     }
 
 
@@ -164,7 +183,8 @@ def model(n, late_from):
     want = {name: {} for name in ("o_rank", "o_var_rows", "o_var_range", "o_var_unb",
                                   "o_dist_rows", "o_dist_range", "o_dist_unb", "o_collect",
                                   "o_collect_range", "o_var_dist", "o_strmm", "o_strmm_range",
-                                  "o_strmm_unb")}
+                                  "o_strmm_unb", "o_listagg", "o_listagg_range",
+                                  "o_listagg_unb")}
 
     def multiset(xs):
         """A MULTISET as the json format writes it: each element's text -> copies."""
@@ -192,13 +212,55 @@ def model(n, late_from):
 
     def snv(x):
         return None if nv[x] is None else str(nv[x])
+
+    def lagg(xs, sep=","):
+        """LISTAGG: the non-NULL values in frame order, NULL for none."""
+        xs = [x for x in xs if x is not None]
+        return sep.join(xs) if xs else None
+
+    class Distinct:
+        """LISTAGG(DISTINCT) as Flink's distinct view feeds it: a value joins
+        the end of the list at its first copy in the frame and leaves it
+        with its last; frames slide (rows leave from the front)."""
+        def __init__(self, vals):
+            self.vals, self.lo, self.hi = vals, 0, 0
+            self.count, self.order = collections.Counter(), []
+
+        def frame(self, lo, hi, sep=","):
+            for x in self.vals[self.lo:lo]:
+                if x is not None:
+                    self.count[x] -= 1
+                    if not self.count[x]:
+                        self.order.remove(x)
+            for x in self.vals[max(lo, self.hi):hi]:
+                if x is not None:
+                    if not self.count[x]:
+                        self.order.append(x)
+                    self.count[x] += 1
+            self.lo, self.hi = lo, hi
+            return sep.join(self.order) if self.order else None
     per = collections.defaultdict(list)
     for i in range(1, n + 1):
         if not late(i, n, late_from):
             per[i % 7].append(i)
     for rows in per.values():
         rows.sort(key=ts_of)  # distinct times
+        times = [ts_of(x) for x in rows]
+        names = [str(v[x] % 13) for x in rows]
+        d_rows, d_unb = Distinct(names), Distinct(names)
+        d_range = Distinct([None if nv[x] is None else str(nv[x] % 4) for x in rows])
         for j, i in enumerate(rows):
+            lo = bisect.bisect_left(times, times[j] - 1000)
+            want["o_listagg"][i] = {"id": i, "l": lagg(names[max(0, j - 4):j + 1]),
+                                    "ld": d_rows.frame(max(0, j - 4), j + 1, "|")}
+            want["o_listagg_range"][i] = {
+                "id": i, "l": lagg([None if nv[x] is None else str(nv[x] % 3)
+                                    for x in rows[lo:j + 1]], ""),
+                "ld": d_range.frame(lo, j + 1)}
+            want["o_listagg_unb"][i] = {
+                "id": i, "l": lagg([None if nv[x] is None else str(nv[x] % 10)
+                                    for x in rows[:j + 1]], ";"),
+                "ld": d_unb.frame(0, j + 1)}
             fr = [v[x] for x in rows[max(0, j - 3):j + 1]]
             vs = variance(fr, True, False, True)
             want["o_var_rows"][i] = {"id": i, "vp": variance(fr, False, False, True), "vs": vs,
@@ -291,7 +353,7 @@ def test_rank_and_variance(make_cluster, workdir, p):
                 f"\nSET 'parallelism.default' = '{p}';\n" + QUERIES)
     assert r.returncode == 0, r.stdout + r.stderr
     job = finish(c, job_ids(r.stdout)[0])
-    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 13
+    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 16
     check(outs, model(n, late_from))
 
 

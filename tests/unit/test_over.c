@@ -219,6 +219,8 @@ static void schema_of(sl_schema *s)
     sl_schema_add(s, "nv", SL_T_INT);
 }
 
+static void (*g_schema)(sl_schema *s) = schema_of; /* the stages' input */
+
 static int record(void *ctx, int output, sl_row *row)
 {
     result *got = ctx;
@@ -265,7 +267,7 @@ static int stage_open(stage *s, int p, sl_backend_kind bk, const char *config, r
     s->v.type = (char *)"over_aggregate";
     s->v.parallelism = p;
     s->v.config = sl_test_config(config);
-    schema_of(&s->in);
+    g_schema(&s->in);
     s->plan = sl_test_plan(&sl_op_over_aggregate, &s->v, &s->in, &s->out, s->err, sizeof s->err);
     if (!s->plan) return SL_ERR;
     for (int i = 0; i < p; i++) {
@@ -547,6 +549,177 @@ static void test_old_layout_refused(void)
     }
 }
 
-SL_TEST_MAIN(SL_TEST(test_rows_bounded), SL_TEST(test_large_frames), SL_TEST(test_old_layout_refused), SL_TEST(test_rows_unbounded),
+/* ---- STRING MIN/MAX over an UNBOUNDED frame ------------------------------------------ */
+
+#define NSTR 3000
+#define SKEYS 3
+#define SLEN 12
+
+static char g_str[NSTR][SLEN + 1]; /* row i's string ("" with g_slen 0 is the empty one) */
+static int g_slen[NSTR];           /* -1: NULL */
+static char g_smin[NSTR][SLEN + 1], g_smax[NSTR][SLEN + 1]; /* what came out ("~": NULL) */
+static int g_sseen[NSTR];
+
+static void str_schema(sl_schema *s)
+{
+    sl_schema_init(s);
+    sl_schema_add(s, "id", SL_T_BIGINT);
+    sl_schema_add(s, "k", SL_T_BIGINT);
+    sl_schema_add(s, "s", SL_T_STRING);
+    sl_schema_add(s, "ts", SL_T_TIMESTAMP);
+}
+
+static int str_record(void *ctx, int output, sl_row *row)
+{
+    SL_UNUSED(ctx);
+    SL_UNUSED(output);
+    int64_t id = row->vals[0].v.i;
+    if (row->n != 6 || id < 0 || id >= NSTR) return SL_ERR;
+    char *out[2] = {g_smin[id], g_smax[id]};
+    for (int j = 0; j < 2; j++) {
+        const sl_value *x = &row->vals[4 + j];
+        if (x->isnull) {
+            strcpy(out[j], "~");
+        } else {
+            if (x->v.s.len > SLEN) return SL_ERR;
+            memcpy(out[j], x->v.s.p, x->v.s.len);
+            out[j][x->v.s.len] = '\0';
+        }
+    }
+    g_sseen[id]++;
+    return SL_OK;
+}
+
+/* Strings in Flink's StringData order: unsigned bytes, then length. */
+static int str_cmp(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+    int c = memcmp(a, b, n);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+static sl_op *str_owner(stage *s, int64_t k)
+{
+    sl_value vals[4] = {{.v.i = 0}, {.v.i = k}, {.isnull = true}, {.v.i = 0}};
+    sl_row r = {SL_KIND_INSERT, 4, vals, 0};
+    int k1 = 1;
+    uint8_t key[64];
+    size_t n = sl_row_key_encode(&r, &s->in, &k1, 1, key, sizeof key);
+    return &s->op[sl_kg_operator_index(sl_kg_of_key(key, n, MAXKG), s->p, MAXKG)];
+}
+
+static int str_feed(stage *s, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        sl_value vals[4] = {{.v.i = i}, {.v.i = i % SKEYS}, {.isnull = g_slen[i] < 0},
+                            {.v.i = 1000 + i}};
+        vals[2].v.s.p = g_str[i];
+        vals[2].v.s.len = g_slen[i] < 0 ? 0 : (uint32_t)g_slen[i];
+        sl_row r = {SL_KIND_INSERT, 4, vals, 1000 + i};
+        sl_op *op = str_owner(s, i % SKEYS);
+        if (sl_rt_process(op, 0, &r) != SL_OK) {
+            fprintf(stderr, "process: %s\n", op->err);
+            return SL_ERR;
+        }
+    }
+    return SL_OK;
+}
+
+static const char *str_config =
+    "{\"partition-by\": [\"k\"], \"order-by\": \"ts\", \"time\": \"processing\", "
+    "\"frame\": \"rows\", \"preceding\": \"unbounded\", "
+    "\"aggregates\": [\"MIN(s) AS mn\", \"MAX(s) AS mx\"]}";
+
+/* An UNBOUNDED frame's MIN/MAX of a STRING over thousands of distinct strings
+ * (bytes above 0x7f, prefixes of each other, the empty string, NULLs): every
+ * row's values equal a running extremum's, and the state left is one meta
+ * value and one extremum per item and key -- not the distinct strings. */
+static void test_string_minmax_unbounded(void)
+{
+    uint64_t seed = 0x5717;
+    static const char alpha[] = "ab\x7f\x80\xe9z";
+    for (int i = 0; i < NSTR; i++) {
+        uint64_t r = splitmix(&seed);
+        g_slen[i] = i % 11 == 3 ? -1 : i % 97 == 5 ? 0 : 1 + (int)(r % SLEN);
+        for (int j = 0; j < g_slen[i]; j++) g_str[i][j] = alpha[splitmix(&seed) % 6];
+        g_str[i][g_slen[i] < 0 ? 0 : g_slen[i]] = '\0';
+    }
+    g_schema = str_schema;
+    for (int b = 0; b < 2; b++) {
+        stage s;
+        memset(g_sseen, 0, sizeof g_sseen);
+        CHECK_EQ_INT(stage_open(&s, 2, backends[b], str_config, NULL), SL_OK);
+        for (int j = 0; j < s.p; j++) s.op[j].emit = str_record;
+        CHECK_EQ_INT(str_feed(&s, 0, NSTR), SL_OK);
+        const char *mn[SKEYS] = {0}, *mx[SKEYS] = {0};
+        for (int i = 0; i < NSTR; i++) {
+            int k = i % SKEYS;
+            if (g_slen[i] >= 0) {
+                if (!mn[k] || str_cmp(g_str[i], mn[k]) < 0) mn[k] = g_str[i];
+                if (!mx[k] || str_cmp(g_str[i], mx[k]) > 0) mx[k] = g_str[i];
+            }
+            CHECK_EQ_INT(g_sseen[i], 1);
+            CHECK_EQ_STR(g_smin[i], mn[k] ? mn[k] : "~");
+            CHECK_EQ_STR(g_smax[i], mx[k] ? mx[k] : "~");
+        }
+        uint64_t entries = 0;
+        CHECK_EQ_INT(redeal(&s, NULL, &entries), SL_OK);
+        CHECK_EQ_INT(entries, SKEYS * 3);
+        stage_close(&s);
+    }
+    g_schema = schema_of;
+}
+
+/* State written before 2026-12-08 (an UNBOUNDED frame's STRING MIN/MAX
+ * counting each distinct string in "over-distinct", id 6: u16 item, the
+ * bytes -> i64 copies) restores: the key's next row reads its extremum from
+ * those entries, which then go. */
+static void test_string_minmax_old_layout(void)
+{
+    g_schema = str_schema;
+    stage s;
+    memset(g_sseen, 0, sizeof g_sseen);
+    CHECK_EQ_INT(stage_open(&s, 1, SL_BACKEND_ROCKSDB, str_config, NULL), SL_OK);
+    sl_op *op = &s.op[0];
+    op->emit = str_record;
+    sl_value kv[4] = {{.v.i = 0}, {.v.i = 1}, {.isnull = true}, {.v.i = 0}};
+    sl_row kr = {SL_KIND_INSERT, 4, kv, 0};
+    int k1 = 1;
+    uint8_t key[64];
+    size_t klen = sl_row_key_encode(&kr, &s.in, &k1, 1, key, sizeof key);
+    static const char *const old[] = {"m", "c", "x", "cc"};
+    for (int item = 0; item < 2; item++)
+        for (int j = 0; j < 4; j++) {
+            uint8_t ns[8] = {0, (uint8_t)item}, cnt[8] = {(uint8_t)(j + 1)};
+            memcpy(ns + 2, old[j], strlen(old[j]));
+            sl_kentry e = {.sid = 6, .kg = sl_kg_of_key(key, klen, MAXKG), .key = key,
+                           .klen = klen, .ns = ns, .nslen = 2 + strlen(old[j]), .val = cnt,
+                           .vlen = 8};
+            char err[256];
+            CHECK_EQ_INT(sl_kstate_restore(op->kstate, &e, err, sizeof err), SL_OK);
+        }
+    CHECK_EQ_INT(sl_op_over_aggregate.restore_state(op, NULL, NULL, 0), SL_OK);
+    uint64_t entries = 0;
+    CHECK_EQ_INT(redeal(&s, NULL, &entries), SL_OK);
+    CHECK_EQ_INT(entries, 8);
+    strcpy(g_str[1], "d"), g_slen[1] = 1; /* key 1 */
+    strcpy(g_str[2], "zz"), g_slen[2] = 2; /* key 2: no old state */
+    CHECK_EQ_INT(str_feed(&s, 1, 3), SL_OK);
+    CHECK_EQ_STR(g_smin[1], "c");
+    CHECK_EQ_STR(g_smax[1], "x");
+    CHECK_EQ_STR(g_smin[2], "zz");
+    CHECK_EQ_STR(g_smax[2], "zz");
+    strcpy(g_str[4], "zzz"), g_slen[4] = 3; /* key 1 again: from the new entries */
+    CHECK_EQ_INT(str_feed(&s, 4, 5), SL_OK);
+    CHECK_EQ_STR(g_smin[4], "c");
+    CHECK_EQ_STR(g_smax[4], "zzz");
+    CHECK_EQ_INT(redeal(&s, NULL, &entries), SL_OK);
+    CHECK_EQ_INT(entries, 2 * 3); /* per key: its meta value and two extrema */
+    stage_close(&s);
+    g_schema = schema_of;
+}
+
+SL_TEST_MAIN(SL_TEST(test_string_minmax_unbounded), SL_TEST(test_string_minmax_old_layout),
+             SL_TEST(test_rows_bounded), SL_TEST(test_large_frames), SL_TEST(test_old_layout_refused), SL_TEST(test_rows_unbounded),
              SL_TEST(test_range_bounded), SL_TEST(test_range_unbounded),
              SL_TEST(test_no_partition))

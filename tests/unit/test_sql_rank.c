@@ -507,6 +507,42 @@ static void test_plan_window_join(void)
     json_decref(j);
 }
 
+/* TVF rows without aggregation on processing time and of SESSION windows plan
+ * (window_tvf with domain processing, session_tvf keyed by PARTITION BY); a
+ * window Top-N over them is refused (processing time: Flink's words). */
+static void test_plan_session_and_proctime_tvf_rows(void)
+{
+    json_t *j = job_of(WJ, "INSERT INTO wout SELECT id, id AS id2, window_start FROM TABLE(SESSION("
+                           "TABLE ev2 PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND));");
+    CHECK(j != NULL && vertex(j, "session_tvf", 0) && !vertex(j, "window_tvf", 0));
+    json_decref(j);
+    j = job_of(WJ, "INSERT INTO wout SELECT id, id AS id2, window_start FROM TABLE(HOP(TABLE ev2, "
+                   "DESCRIPTOR(pt), INTERVAL '5' SECOND, INTERVAL '10' SECOND));");
+    CHECK(j != NULL && vertex(j, "window_tvf", 0));
+    json_decref(j);
+    static const struct {
+        const char *tvf, *msg;
+    } bad[] = {
+        {"TUMBLE(TABLE ev2, DESCRIPTOR(pt), INTERVAL '5' SECOND)",
+         "Processing time Window TopN is not supported yet."},
+        {"SESSION(TABLE ev2 PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND)",
+         "a window Top-N over SESSION window TVF rows is not supported yet"},
+        {"SESSION(TABLE ev2, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '1' SECOND)",
+         "Invalid number of arguments to function 'SESSION'. Was expecting 3 arguments"},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+        char q[1024];
+        snprintf(q, sizeof q, "INSERT INTO wout SELECT id, id AS id2, window_start FROM (SELECT *, "
+                 "ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY id DESC) AS rn "
+                 "FROM TABLE(%s)) WHERE rn <= 1;", bad[i].tvf);
+        j = job_of(WJ, q);
+        CHECK(j == NULL);
+        json_decref(j);
+        if (!strstr(errbuf, bad[i].msg)) fprintf(stderr, "case %zu: %s\n", i, errbuf);
+        CHECK(strstr(errbuf, bad[i].msg) != NULL);
+    }
+}
+
 static void test_plan_window_join_errors(void)
 {
     static const char *const tum = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L";
@@ -517,11 +553,11 @@ static void test_plan_window_join_errors(void)
          "a window join needs the same windows on both sides; the left input has TUMBLE(10000), "
          "the right HOP(5000,10000)"},
         {"TABLE(SESSION(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", "",
-         "SESSION windows are planned only in a window aggregation"},
+         "a window join over SESSION window TVF rows is not supported yet"},
         {"TABLE(TUMBLE(TABLE ev2 PARTITION BY k, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", "",
          "PARTITION BY belongs to SESSION windows"},
         {"TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(pt), INTERVAL '10' SECOND)) R", "",
-         "DESCRIPTOR(pt): windows on processing time are planned only in a window aggregation"},
+         "Processing time Window Join is not supported yet."},
         {"TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(id), INTERVAL '10' SECOND)) R", "",
          "DESCRIPTOR(id): 'id' is not the event-time attribute of 'ev2'"},
         {"TABLE(HOP(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", "",
@@ -549,6 +585,6 @@ static void test_plan_window_join_errors(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_parse_over_and_filter), SL_TEST(test_plan_topn), SL_TEST(test_plan_window_join),
-             SL_TEST(test_plan_window_join_errors),
+             SL_TEST(test_plan_window_join_errors), SL_TEST(test_plan_session_and_proctime_tvf_rows),
              SL_TEST(test_plan_window_topn), SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_topn_range), SL_TEST(test_plan_dedup),
              SL_TEST(test_plan_distinct_filter))
