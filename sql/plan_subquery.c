@@ -739,10 +739,104 @@ static int pair_conditions(sq *q, const sql_node *sub)
     return r;
 }
 
+/* x [NOT] IN / [NOT] EXISTS (SELECT ... FROM s WHERE s.c = o.c AND ...
+ * GROUP BY g [HAVING h]), correlated by equalities inner = outer column
+ * only, as Flink decorrelates it: the groups are made per correlation value
+ * (GROUP BY g, s.c: the WHERE keeps one value of s.c per outer row, so the
+ * groups an outer row sees are the same) and *out is the subquery as a plain
+ * SELECT over them, correlated on that value:
+ *     x IN (SELECT __g.__v FROM (SELECT y AS __v, s.c AS __j0 ... GROUP BY g, s.c
+ *           HAVING h) AS __g WHERE __g.__j0 = o.c)
+ * which the semi / anti join rewrites take. *out is sub when the query is
+ * not such a grouped query or not correlated. */
+static int grouped_sub(sq *q, const sql_node *sub, const sql_node **out)
+{
+    plan *p = q->p;
+    *out = sub;
+    const sql_node *qry = sql_kid(sub, 1);
+    if (!qry || qry->kind != SQL_SELECT || !sql_kid(qry, 1) || !sql_kid(qry, 3) ||
+        simple_select(qry, 1))
+        return SL_OK;
+    int in = !strcmp(sub->s, "IN");
+    const sql_node *its = sql_kid(qry, 0);
+    corr c;
+    int rc = correlate(q, qry, sub, &c, 1, 1);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_DONE) return SL_OK; /* not correlated: planned as any query */
+    leaves inl = {0};
+    leaves_of(p, c.from, &inl);
+    const sql_node *bad = c.nresid ? c.resid[0] : NULL;
+    for (int i = 0; !bad && i < its->nkids; i++)
+        if ((in || i == 0) && has_outer(q, &inl, its->kids[i]->kids[0])) bad = its->kids[i];
+    if (!bad && has_outer(q, &inl, sql_kid(qry, 3))) bad = sql_kid(qry, 3);
+    if (!bad && has_outer(q, &inl, sql_kid(qry, 4))) bad = sql_kid(qry, 4);
+    free(inl.l);
+    if (bad) {
+        corr_free(&c);
+        return PERR(bad, "a correlated %s subquery with GROUP BY names the outer query other "
+                    "than in equalities of its WHERE clause (inner = outer column); Sluice "
+                    "decorrelates those only", what(sub));
+    }
+    if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
+        corr_free(&c);
+        return PERR(sql_kid(sub, 0), "Values passed to IN operator must have compatible types "
+                    "(the subquery selects %s, IN needs one column)",
+                    its->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+    }
+    if (c.n > SL_MAX_KEY_COLS) {
+        corr_free(&c);
+        return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
+    }
+    char ga[32];
+    snprintf(ga, sizeof ga, "__sq%d_g", ++q->n);
+    sql_node *items = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+    sql_node *names = mk(p, SQL_LIST, qry), *on[SL_MAX_KEY_COLS + 1];
+    const sql_node *g = sql_kid(qry, 3);
+    for (int i = 0; i < g->nkids; i++) sql_node_add(p->arena, group, g->kids[i]);
+    sql_node *v;
+    if (in) {
+        v = its->kids[0]->kids[0];
+    } else {
+        v = mk(p, SQL_BOOL, qry);
+        v->flags = SQL_F_TRUE;
+    }
+    sql_node_add(p->arena, items, mkitem(p, v, "__v"));
+    sql_node *id = mk(p, SQL_IDENT, qry);
+    id->s = "__v";
+    sql_node_add(p->arena, names, id);
+    for (int i = 0; i < c.n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)c.in_e[i], kn));
+        sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
+        id = mk(p, SQL_IDENT, qry);
+        id->s = astr(p, kn);
+        sql_node_add(p->arena, names, id);
+        on[i] = bin(p, sub, "=", col(p, sub, ga, kn), (sql_node *)c.out_e[i]);
+    }
+    sql_node *gq = sql_node_like(p->arena, qry);
+    for (int i = 0; i < qry->nkids; i++)
+        sql_node_add(p->arena, gq, i == 0 ? items : i == 2 ? (c.nlocal ? and_all(p, qry, c.local,
+                                                                                  c.nlocal) : NULL)
+                                          : i == 3 ? group : qry->kids[i]);
+    sql_node *gf = from_query(p, qry, gq, ga, NULL);
+    sql_node_add(p->arena, gf, names);
+    sql_node *outer_items = mk(p, SQL_LIST, qry);
+    sql_node_add(p->arena, outer_items, mkitem(p, col(p, qry, ga, "__v"), NULL));
+    sql_node *nq = select_of(p, qry, 0, outer_items, gf, and_all(p, sub, on, c.n), NULL);
+    sql_node *ns = sql_node_like(p->arena, sub);
+    for (int i = 0; i < sub->nkids; i++)
+        sql_node_add(p->arena, ns, i == 1 ? nq : sub->kids[i]);
+    *out = ns;
+    corr_free(&c);
+    return SL_OK;
+}
+
 /* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
 static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
 {
     plan *p = q->p;
+    if (grouped_sub(q, sub, &sub) != SL_OK) return SL_ERR;
     int in = !strcmp(sub->s, "IN");
     /* mark: the subquery anywhere in an expression; both joins LEFT, *mark its value */
     int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
@@ -1171,7 +1265,7 @@ static int vgen_lateral(sq *q, const sql_node *f, const sql_node *l, const sql_n
         const sql_node *won = sql_kid(f, 2);
         sql_node *extra = won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))
                               ? (sql_node *)won : NULL;
-        const char *kind = agg ? "LEFT" : f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
+        const char *kind = f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
         int cst;
         sql_node *on = vgen_on(q, f, &g, r->s2, extra, &cst);
         *out = join(p, f, kind, l, from_query(p, r, s, r->s2, NULL), on, cst);
@@ -1352,9 +1446,11 @@ static int has_lateral(const sql_node *f)
 }
 
 /* One join step l <kind> JOIN LATERAL (SELECT ... FROM s WHERE s.c = l.c AND ...)
- * [ON cond]: a join with the subquery's rows and correlation columns (its
- * aggregate grouped by them: every row of l gets one row, so a LEFT join),
- * on the correlation equalities. */
+ * [ON cond]: a join of that kind with the subquery's rows and correlation
+ * columns, on the correlation equalities. An aggregate is grouped by them, as
+ * Flink 2.3 decorrelates it: a row of l without rows to aggregate meets no
+ * group, so LEFT JOIN LATERAL gives it NULLs (COUNT too, not SQL's 0) and a
+ * comma, CROSS or INNER JOIN LATERAL drops it. */
 static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_node *r,
                         const sql_node **out)
 {
@@ -1372,14 +1468,6 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
         if (e->kind == SQL_STAR) return PERR(items->kids[i], "LATERAL (query): name its columns "
                                              "instead of *");
         if (has_agg_call(e)) agg = 1;
-        /* Flink 2.3 groups the aggregate by the correlation columns: a row of l
-         * without rows to count meets no group, so LEFT JOIN LATERAL gives it
-         * NULL (not SQL's 0), as here, and an inner one drops it (Sluice keeps
-         * it with NULLs for the other aggregates; not with a COUNT) */
-        if (agg && has_count(e) && !(f->s && !strcasecmp(f->s, "LEFT")))
-            return PERR(e, "LATERAL (query) with COUNT: use LEFT JOIN LATERAL (...) ON TRUE "
-                        "(Flink 2.3 drops a row with nothing to count here; Sluice would keep it "
-                        "with NULL)");
     }
     if (cols && cols->nkids != items->nkids)
         return PERR(cols, "LATERAL (query) AS %s: %d column names for %d columns", r->s2,
@@ -1435,10 +1523,78 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
     sql_node *g = select_of(p, qry, 0, nitems, c.from,
                             c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL, group);
     const char *kind = f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
-    if (agg) kind = "LEFT";
     *out = join(p, f, kind, l, from_query(p, r, g, r->s2, NULL), and_all(p, f, on, non), 0);
     free(on);
     corr_free(&c);
+    return SL_OK;
+}
+
+/* LATERAL (SELECT *, t.* ... FROM ...) with its stars spelt out as the
+ * columns of the subquery's tables (known from the catalog or a column list),
+ * qualified by their aliases; *out is f with such subqueries replaced. */
+static int lateral_stars(plan *p, const sql_node *f, const sql_node **out)
+{
+    *out = f;
+    if (!f) return SL_OK;
+    if (f->kind == SQL_FROM_JOIN) {
+        const sql_node *l, *r;
+        if (lateral_stars(p, sql_kid(f, 0), &l) != SL_OK ||
+            lateral_stars(p, sql_kid(f, 1), &r) != SL_OK)
+            return SL_ERR;
+        if (l == sql_kid(f, 0) && r == sql_kid(f, 1)) return SL_OK;
+        sql_node *j = sql_node_like(p->arena, f);
+        for (int i = 0; i < f->nkids; i++)
+            sql_node_add(p->arena, j, i == 0 ? (sql_node *)l : i == 1 ? (sql_node *)r : f->kids[i]);
+        *out = j;
+        return SL_OK;
+    }
+    if (f->kind != SQL_FROM_QUERY || !(f->flags & SQL_F_LATERAL)) return SL_OK;
+    const sql_node *qry = sql_kid(f, 0);
+    if (qry->kind != SQL_SELECT) return SL_OK;
+    const sql_node *items = sql_kid(qry, 0);
+    int star = 0;
+    for (int i = 0; i < items->nkids; i++)
+        if (sql_kid(items->kids[i], 0)->kind == SQL_STAR) star = 1;
+    if (!star) return SL_OK;
+    leaves in = {0};
+    leaves_of(p, sql_kid(qry, 1), &in);
+    sql_node *nitems = mk(p, SQL_LIST, items);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < items->nkids; i++) {
+        const sql_node *it = items->kids[i], *e = sql_kid(it, 0);
+        if (e->kind != SQL_STAR) {
+            sql_node_add(p->arena, nitems, (sql_node *)it);
+            continue;
+        }
+        int found = 0;
+        for (int k = 0; rc == SL_OK && k < in.n; k++) {
+            const leaf *lf = &in.l[k];
+            if (e->s && !(lf->alias && !strcasecmp(lf->alias, e->s))) continue;
+            found = 1;
+            if (!lf->alias || (!lf->t && !lf->cols) || (lf->t && lf->t->ncols == 0)) {
+                rc = PERR(it, "LATERAL (query) selecting %s%s: name its columns instead (the "
+                          "columns of %s are not known before planning)", e->s ? e->s : "",
+                          e->s ? ".*" : "*", lf->alias ? lf->alias : "a table without alias");
+                break;
+            }
+            int nc = lf->t ? lf->t->ncols : lf->cols->nkids;
+            for (int c = 0; c < nc; c++)
+                sql_node_add(p->arena, nitems,
+                             mkitem(p, col(p, it, lf->alias, lf->t ? lf->t->cols[c].name
+                                                                   : lf->cols->kids[c]->s), NULL));
+        }
+        if (rc == SL_OK && !found)
+            rc = PERR(it, "unknown table or alias '%s' in LATERAL (query)", e->s);
+    }
+    free(in.l);
+    if (rc != SL_OK) return rc;
+    sql_node *nq = sql_node_like(p->arena, qry);
+    for (int i = 0; i < qry->nkids; i++)
+        sql_node_add(p->arena, nq, i == 0 ? nitems : qry->kids[i]);
+    sql_node *nf = sql_node_like(p->arena, f);
+    for (int i = 0; i < f->nkids; i++)
+        sql_node_add(p->arena, nf, i == 0 ? nq : f->kids[i]);
+    *out = nf;
     return SL_OK;
 }
 
@@ -1889,6 +2045,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
         return sql_subquery_rewrite(p, w, out);
     }
     int lateral = has_lateral(from);
+    if (lateral && lateral_stars(p, from, &from) != SL_OK) return SL_ERR;
     const sql_node *group = sql_kid(sel, 3);
     int gsub = has_sub(group);
     int sub = has_sub(where) || has_sub(items) || lateral || gsub, comma = has_comma(from);
