@@ -237,15 +237,6 @@ static int has_agg_call(const sql_node *e)
     return 0;
 }
 
-static int has_count(const sql_node *e)
-{
-    if (!e || e->kind == SQL_SUBQUERY) return 0;
-    if (e->kind == SQL_FUNC && !strcasecmp(e->s, "COUNT")) return 1;
-    for (int i = 0; i < e->nkids; i++)
-        if (has_count(e->kids[i])) return 1;
-    return 0;
-}
-
 static void conjuncts(const sql_node *e, const sql_node ***c, int *n)
 {
     if (!e) return;
@@ -1160,31 +1151,33 @@ static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a
     return r;
 }
 
-/* A correlated scalar subquery's one item, an aggregate (*agg; *count when
- * it is COUNT, whose value over no rows is 0): COUNT inside an expression and
- * HAVING are refused. */
-static int scalar_item(plan *p, const sql_node *e, const sql_node *qry, const sql_node **agg)
+/* A correlated scalar subquery's one item, an expression of aggregates. */
+static const sql_node *scalar_item(const sql_node *qry)
 {
-    *agg = sql_kid(qry, 0)->kids[0]->kids[0];
-    if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
-    return SL_OK;
+    return sql_kid(qry, 0)->kids[0]->kids[0];
 }
 
 /* A correlated scalar subquery's item over the groups LEFT-joined as `a`:
  * each aggregate call of e becomes a column __a<i> of the groups (the calls
  * appended to *calls), a COUNT COALESCE(__a<i>, 0) -- SQL's value over no
  * rows, for an outer row without a group -- and the expression is computed
- * over them after the join (COUNT(*) + 1 is 1 there). */
-static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node ***calls, int *n)
+ * over them after the join (COUNT(*) + 1 is 1 there). With HAVING (`having`)
+ * an outer row without a group gets NULL, as Flink 2.3 decorrelates it (the
+ * groups filtered by HAVING, then LEFT-joined), so COUNT stays a column. */
+static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node ***calls, int *n,
+                           int having)
 {
     if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return (sql_node *)e;
-    if (e->kind == SQL_FUNC && is_agg(e->s)) {
+    /* a non-aggregate scalar's checked value (single_value) is computed with the groups,
+     * so its check runs whether or not an outer row meets the group, as Flink's */
+    int single = e->kind == SQL_FUNC && !strcasecmp(e->s, "SL_SINGLE_VALUE");
+    if (e->kind == SQL_FUNC && (is_agg(e->s) || single)) {
         char nm[16];
         snprintf(nm, sizeof nm, "__a%d", *n);
         *calls = sl_realloc(*calls, sizeof **calls * (size_t)(*n + 1));
         (*calls)[(*n)++] = (sql_node *)e;
         sql_node *c = col(p, e, a, nm);
-        if (strcasecmp(e->s, "COUNT")) return c;
+        if (having || single || strcasecmp(e->s, "COUNT")) return c;
         sql_node *zero = mk(p, SQL_NUM, e);
         zero->s = "0";
         sql_node *co = func(p, e, "COALESCE", c);
@@ -1193,7 +1186,7 @@ static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node *
     }
     sql_node *r = sql_node_like(p->arena, e);
     for (int k = 0; k < e->nkids; k++)
-        sql_node_add(p->arena, r, agg_split(p, e->kids[k], a, calls, n));
+        sql_node_add(p->arena, r, agg_split(p, e->kids[k], a, calls, n, having));
     return r;
 }
 
@@ -1202,8 +1195,7 @@ static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node *
 static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node **out)
 {
     plan *p = q->p;
-    const sql_node *agg;
-    if (scalar_item(p, e, qry, &agg) != SL_OK) return SL_ERR;
+    const sql_node *agg = scalar_item(qry), *having = sql_kid(qry, 4);
     vgen g;
     leaves in = {0};
     const sql_node *from;
@@ -1221,7 +1213,7 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
         }
         sql_node **calls = NULL;
         int ncalls = 0;
-        *out = agg_split(p, agg, a, &calls, &ncalls);
+        *out = agg_split(p, agg, a, &calls, &ncalls, having != NULL);
         for (int k = 0; k < ncalls; k++) {
             char nm[16];
             snprintf(nm, sizeof nm, "__a%d", k);
@@ -1229,6 +1221,7 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
         }
         free(calls);
         sql_node *s = select_of(p, qry, 0, items, from, where, group);
+        if (having) s->kids[4] = vgen_subst(q, &in, having, &g);
         int cst;
         sql_node *on = vgen_on(q, e, &g, a, NULL, &cst);
         q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL), on, cst);
@@ -1348,8 +1341,7 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
                              sql_node **out)
 {
     plan *p = q->p;
-    const sql_node *agg;
-    if (scalar_item(p, e, qry, &agg) != SL_OK) return SL_ERR;
+    const sql_node *agg = scalar_item(qry), *having = sql_kid(qry, 4);
     if (c->n > SL_MAX_KEY_COLS) return PERR(e, "too many correlation columns");
     for (int i = 0; i < c->n; i++)
         if (key_col(p, c->out_e[i], e) != SL_OK) return SL_ERR;
@@ -1366,7 +1358,7 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
     }
     sql_node **calls = NULL;
     int ncalls = 0;
-    *out = agg_split(p, agg, a, &calls, &ncalls);
+    *out = agg_split(p, agg, a, &calls, &ncalls, having != NULL);
     for (int k = 0; k < ncalls; k++) {
         char nm[16];
         snprintf(nm, sizeof nm, "__a%d", k);
@@ -1375,8 +1367,27 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
     free(calls);
     sql_node *where = c->nlocal ? and_all(p, qry, c->local, c->nlocal) : NULL;
     sql_node *g = select_of(p, qry, 0, items, c->from, where, group);
+    g->kids[4] = (sql_node *)having;
     q->from = join(p, e, "LEFT", q->from, from_query(p, e, g, a, NULL), and_all(p, e, on, c->n), 0);
     return SL_OK;
+}
+
+/* A scalar subquery that does not aggregate, (SELECT v FROM s WHERE ...),
+ * may give one row at most: as Flink's SINGLE_VALUE aggregate, it becomes
+ * (SELECT SL_SINGLE_VALUE(COUNT(*), MAX(v)) FROM s WHERE ...) -- per
+ * correlation value once decorrelated -- which is v for one row, NULL for
+ * none, and fails the job when a value has more than one row. */
+static const sql_node *single_value(plan *p, const sql_node *qry)
+{
+    const sql_node *it = sql_kid(qry, 0)->kids[0];
+    sql_node *f = func(p, it, "SL_SINGLE_VALUE", func(p, it, "COUNT", NULL));
+    sql_node_add(p->arena, f, func(p, it, "MAX", it->kids[0]));
+    sql_node *items = mk(p, SQL_LIST, qry);
+    sql_node_add(p->arena, items, mkitem(p, f, it->s));
+    sql_node *n = sql_node_like(p->arena, qry);
+    for (int i = 0; i < qry->nkids; i++)
+        sql_node_add(p->arena, n, i == 0 ? items : qry->kids[i]);
+    return n;
 }
 
 /* A copy of e with each scalar subquery replaced by the column of a
@@ -1390,11 +1401,14 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
         if (strcmp(e->s, "SCALAR")) return semi_anti(q, e, 0, out);
         const sql_node *qry = sql_kid(e, 1);
         const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
-        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR ||
-            sql_kid(qry, 3) || !has_agg_call(items->kids[0]->kids[0]))
-            return PERR(e, "a scalar subquery must be an aggregate without GROUP BY (one column, "
-                        "one row), e.g. (SELECT AVG(amount) FROM t); Sluice does not check a "
-                        "row count at run time");
+        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR)
+            return PERR(e, "a scalar subquery selects one column");
+        if (sql_kid(qry, 3) || (qry->flags & SQL_F_DISTINCT) || !sql_kid(qry, 1) ||
+            (!has_agg_call(items->kids[0]->kids[0]) && sql_kid(qry, 4)))
+            return PERR(e, "a scalar subquery with GROUP BY, DISTINCT or without FROM is not "
+                        "supported yet (an aggregate without GROUP BY, or a SELECT ... FROM ... "
+                        "WHERE giving at most one row, is)");
+        if (!has_agg_call(items->kids[0]->kids[0])) qry = single_value(p, qry);
         if (sql_kid(qry, 1)) {
             corr c;
             if (pair_conditions(q, e)) return vgen_scalar(q, e, qry, out);
@@ -1969,13 +1983,65 @@ static sql_node *gkeys_subst(plan *p, const gkeys *gk, const sql_node *e)
 
 /* ---- a subquery in a join's ON ----------------------------------------------------- */
 
+/* An outer join's ON condition e with each scalar subquery (uncorrelated:
+ * Flink 2.3 fails a correlated one) replaced by the column __v of it joined
+ * to the join's left side *l on a constant key (a LEFT join: each row of *l
+ * once, with the subquery's value or NULL -- the same rows, so the outer
+ * join's answer is the same); *nscal counts them (the aliases __on<n>). IN
+ * and EXISTS there are refused (Flink 2.3 fails them). */
+static int on_scalars(plan *p, const sql_node *f, const sql_node *e, const sql_node **l,
+                      sql_node **out, int *nscal)
+{
+    *out = (sql_node *)e;
+    if (!e || !has_sub(e)) return SL_OK;
+    if (e->kind == SQL_SUBQUERY) {
+        if (strcmp(e->s, "SCALAR"))
+            return PERR(e, "%s (subquery) in the ON clause of a %s JOIN is not supported (Flink "
+                        "2.3 fails it too; in an inner join's ON it is)", what(e), f->s);
+        const sql_node *qry = sql_kid(e, 1);
+        const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
+        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR)
+            return PERR(e, "a scalar subquery selects one column");
+        leaves jl = {0}, in = {0};
+        leaves_of(p, f, &jl);
+        leaves_of(p, sql_kid(qry, 1), &in);
+        sq tmp = {.p = p, .outer = &jl};
+        int named = 0;
+        for (int i = 0; i < qry->nkids && !named; i++)
+            if (i != 1) named = has_outer(&tmp, &in, qry->kids[i]);
+        free(jl.l);
+        free(in.l);
+        if (named)
+            return PERR(e, "a correlated scalar subquery in the ON clause of a %s JOIN is not "
+                        "supported (Flink 2.3 fails it too; an uncorrelated one is)", f->s);
+        if (qry->kind == SQL_SELECT && sql_kid(qry, 1) && !sql_kid(qry, 3) &&
+            !(qry->flags & SQL_F_DISTINCT) && !has_agg_call(items->kids[0]->kids[0]))
+            qry = single_value(p, qry);
+        char a[32];
+        snprintf(a, sizeof a, "__on%d", ++*nscal);
+        *l = join(p, e, "LEFT", *l, from_query(p, e, (sql_node *)qry, a, "__v"),
+                  and_all(p, e, NULL, 0), 1);
+        *out = col(p, e, a, "__v");
+        return SL_OK;
+    }
+    sql_node *n = sql_node_like(p->arena, e);
+    for (int i = 0; i < e->nkids; i++) {
+        sql_node *k;
+        if (on_scalars(p, f, e->kids[i], l, &k, nscal) != SL_OK) return SL_ERR;
+        sql_node_add(p->arena, n, k);
+    }
+    *out = n;
+    return SL_OK;
+}
+
 /* f with the ON conditions of its inner joins that have a subquery taken
  * out into *lifted (for WHERE: the same rows, as an inner join's ON and
  * WHERE filter alike, also on the preserved side of a LEFT join); `inner`:
- * no outer join preserves rows above f other than as its left side. A
- * subquery in an outer join's ON is refused. */
+ * no outer join preserves rows above f other than as its left side. The
+ * scalar subqueries in an outer join's ON are joined to its left side
+ * (on_scalars; *nscal counts them). */
 static int lift_on(plan *p, const sql_node *f, int inner, const sql_node **out, sql_node ***lifted,
-                   int *n)
+                   int *n, int *nscal)
 {
     *out = f;
     if (!f || f->kind != SQL_FROM_JOIN) return SL_OK;
@@ -1983,14 +2049,16 @@ static int lift_on(plan *p, const sql_node *f, int inner, const sql_node **out, 
     int is_inner = !f->s || !strcasecmp(f->s, "INNER") || !strcasecmp(f->s, "CROSS");
     int left = f->s && !strcasecmp(f->s, "LEFT");
     const sql_node *l, *r;
-    if (lift_on(p, sql_kid(f, 0), inner && (is_inner || left), &l, lifted, n) != SL_OK ||
-        lift_on(p, sql_kid(f, 1), inner && is_inner, &r, lifted, n) != SL_OK)
+    if (lift_on(p, sql_kid(f, 0), inner && (is_inner || left), &l, lifted, n, nscal) != SL_OK ||
+        lift_on(p, sql_kid(f, 1), inner && is_inner, &r, lifted, n, nscal) != SL_OK)
         return SL_ERR;
     sql_node *ncond = (sql_node *)cond;
-    if (has_sub(cond)) {
-        if (!inner || !is_inner)
-            return PERR(first_sub(cond), "a subquery in the ON clause of a %s JOIN is not "
-                        "supported (in an inner join's ON it is)", is_inner ? "nested" : f->s);
+    if (has_sub(cond) && !is_inner) {
+        if (on_scalars(p, f, cond, &l, &ncond, nscal) != SL_OK) return SL_ERR;
+    } else if (has_sub(cond)) {
+        if (!inner)
+            return PERR(first_sub(cond), "a subquery in the ON clause of a nested JOIN is not "
+                        "supported (in an inner join's ON it is)");
         const sql_node **c = NULL;
         int nc = 0;
         conjuncts(cond, &c, &nc);
@@ -2024,19 +2092,28 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
     if (!from) return SL_OK;
     sql_node **lifted = NULL;
-    int nlifted = 0;
+    int nlifted = 0, nscal = 0;
     const sql_node *nfrom;
-    if (lift_on(p, from, 1, &nfrom, &lifted, &nlifted) != SL_OK) {
+    if (lift_on(p, from, 1, &nfrom, &lifted, &nlifted, &nscal) != SL_OK) {
         free(lifted);
         return SL_ERR;
     }
-    if (nlifted) { /* the same SELECT with those conditions ANDed to its WHERE */
-        sql_node *w = and_all(p, sel, lifted, nlifted);
-        if (where) w = bin(p, where, "AND", (sql_node *)where, w);
+    if (nlifted || nscal) { /* the same SELECT with those conditions ANDed to its WHERE */
+        sql_node *w = nlifted ? and_all(p, sel, lifted, nlifted) : NULL;
+        if (where) w = w ? bin(p, where, "AND", (sql_node *)where, w) : (sql_node *)where;
         free(lifted);
+        sql_node *nitems = (sql_node *)items;
+        if (nscal) { /* SELECT * names the tables of FROM, not the joined subqueries */
+            leaves ls = {0};
+            leaves_of(p, from, &ls);
+            int rc = expand_star(p, &ls, items, &nitems);
+            free(ls.l);
+            if (rc != SL_OK) return rc;
+        }
         sql_node *n = sql_node_like(p->arena, sel);
         for (int i = 0; i < sel->nkids; i++)
-            sql_node_add(p->arena, n, i == 1 ? (sql_node *)nfrom : i == 2 ? w : sel->kids[i]);
+            sql_node_add(p->arena, n, i == 0 ? nitems : i == 1 ? (sql_node *)nfrom
+                                              : i == 2 ? w : sel->kids[i]);
         return sql_subquery_rewrite(p, n, out);
     }
     if (needs_group_wrap(sel)) {
