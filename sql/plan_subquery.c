@@ -1628,22 +1628,36 @@ static int lateral_joins(sq *q, const sql_node *f, const sql_node **out)
     return SL_OK;
 }
 
-/* SELECT * over the FROM before the rewrite: each of its tables' columns. */
+/* Is `name` the alias of a LATERAL subquery of ls? */
+static int lateral_named(const leaves *ls, const char *name)
+{
+    for (int k = 0; k < ls->n; k++)
+        if (ls->l[k].lateral && ls->l[k].alias && !strcasecmp(ls->l[k].alias, name)) return 1;
+    return 0;
+}
+
+/* SELECT * (and x.* of a LATERAL subquery x) over the FROM before the
+ * rewrite: each of its tables' columns. */
 static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_node **out)
 {
     *out = (sql_node *)items;
     int star = 0;
     for (int i = 0; i < items->nkids; i++)
-        if (items->kids[i]->kids[0]->kind == SQL_STAR && !items->kids[i]->kids[0]->s) star = 1;
+        if (items->kids[i]->kids[0]->kind == SQL_STAR &&
+            (!items->kids[i]->kids[0]->s || lateral_named(ls, items->kids[i]->kids[0]->s)))
+            star = 1;
     if (!star) return SL_OK;
     sql_node *n = mk(p, SQL_LIST, items);
     for (int i = 0; i < items->nkids; i++) {
         const sql_node *it = items->kids[i];
-        if (it->kids[0]->kind != SQL_STAR || it->kids[0]->s) {
+        const char *q = it->kids[0]->s;
+        if (it->kids[0]->kind != SQL_STAR || (q && !lateral_named(ls, q))) {
             sql_node_add(p->arena, n, (sql_node *)it);
             continue;
         }
         for (int k = 0; k < ls->n; k++) {
+            /* x.* of a LATERAL subquery x: its columns only */
+            if (q && !(ls->l[k].alias && !strcasecmp(ls->l[k].alias, q))) continue;
             if (!ls->l[k].alias)
                 return PERR(it, "SELECT * with a subquery in WHERE: give every table of FROM an "
                             "alias, or name the columns");
