@@ -889,9 +889,9 @@ QUERIES = [
     # scalar subqueries in an outer join's ON, non-aggregate and HAVING scalar subqueries,
     # LATERAL (SELECT * ...), correlated IN / EXISTS over GROUP BY
     ("gw_groupby_scalar", "SELECT TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, COUNT(*) AS c, "
-                          "SUM(v) AS sv FROM ev GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), "
+                          "SUM(v) AS sv FROM evs GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), "
                           "(SELECT MAX(w) FROM dim)"),
-    ("gw_groupby_scalar_sel", "SELECT (SELECT MAX(w) FROM dim) AS m, k, COUNT(*) AS c FROM ev "
+    ("gw_groupby_scalar_sel", "SELECT (SELECT MAX(w) FROM dim) AS m, k, COUNT(*) AS c FROM evs "
                               "GROUP BY k, TUMBLE(ts, INTERVAL '5' SECOND), (SELECT MAX(w) FROM dim)"),
     ("outer_on_scalar", "SELECT e.id, d.name FROM ev e LEFT JOIN dim d ON e.k = d.k "
                         "AND d.w > (SELECT MIN(w) FROM dim)"),
