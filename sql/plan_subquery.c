@@ -805,6 +805,16 @@ static int grouped_sub(sq *q, const sql_node *sub, const sql_node **out)
         sql_node_add(p->arena, names, id);
         on[i] = bin(p, sub, "=", col(p, sub, ga, kn), (sql_node *)c.out_e[i]);
     }
+    /* EXISTS reads no item, yet they are checked against the grouping as written */
+    for (int i = 0; !in && i < its->nkids; i++) {
+        if (its->kids[i]->kids[0]->kind == SQL_STAR) continue;
+        char xn[16];
+        snprintf(xn, sizeof xn, "__x%d", i);
+        sql_node_add(p->arena, items, mkitem(p, its->kids[i]->kids[0], xn));
+        id = mk(p, SQL_IDENT, qry);
+        id->s = astr(p, xn);
+        sql_node_add(p->arena, names, id);
+    }
     sql_node *gq = sql_node_like(p->arena, qry);
     for (int i = 0; i < qry->nkids; i++)
         sql_node_add(p->arena, gq, i == 0 ? items : i == 2 ? (c.nlocal ? and_all(p, qry, c.local,
