@@ -753,7 +753,10 @@ static int grouped_sub(sq *q, const sql_node *sub, const sql_node **out)
     corr c;
     int rc = correlate(q, qry, sub, &c, 1, 1);
     if (rc == SL_ERR) return SL_ERR;
-    if (rc == SL_DONE) return SL_OK; /* not correlated: planned as any query */
+    if (rc == SL_DONE) { /* not correlated: planned as any query */
+        corr_free(&c);
+        return SL_OK;
+    }
     leaves inl = {0};
     leaves_of(p, c.from, &inl);
     const sql_node *bad = c.nresid ? c.resid[0] : NULL;
@@ -1413,12 +1416,13 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
         const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
         if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR)
             return PERR(e, "a scalar subquery selects one column");
-        if (sql_kid(qry, 3) || (qry->flags & SQL_F_DISTINCT) || !sql_kid(qry, 1) ||
-            (!has_agg_call(items->kids[0]->kids[0]) && sql_kid(qry, 4)))
+        int aggregate = has_agg_call(items->kids[0]->kids[0]);
+        if (sql_kid(qry, 3) || (qry->flags & SQL_F_DISTINCT) ||
+            (!aggregate && (!sql_kid(qry, 1) || sql_kid(qry, 4))))
             return PERR(e, "a scalar subquery with GROUP BY, DISTINCT or without FROM is not "
                         "supported yet (an aggregate without GROUP BY, or a SELECT ... FROM ... "
                         "WHERE giving at most one row, is)");
-        if (!has_agg_call(items->kids[0]->kids[0])) qry = single_value(p, qry);
+        if (!aggregate) qry = single_value(p, qry);
         if (sql_kid(qry, 1)) {
             corr c;
             if (pair_conditions(q, e)) return vgen_scalar(q, e, qry, out);
