@@ -428,6 +428,16 @@ def model(name, f):
         for pp in p:
             n = sum(1 for r in o if eq(r["prod"], pp["prod"]))
             out[(pp["pname"], n or None)] += 1
+    elif name in ("lateral_count_updating", "scalar_having_updating"):
+        k = collections.Counter((r["cust"], r["prod"]) for r in o)  # the GROUP BY's changelog
+        for cc in c:
+            mine = [n for (cu, _), n in k.items() if eq(cu, cc["cust"])]
+            if name == "lateral_count_updating":
+                big = sum(1 for n in mine if n > 3)
+                if big:
+                    out[(cc["cust"], big)] += 1
+            else:
+                out[(cc["cust"], sum(mine) if len(mine) > 8 else None)] += 1
     elif name == "scalar_having":
         for cc in c:
             rows = [r for r in o if eq(r["cust"], cc["cust"])]
@@ -654,6 +664,15 @@ QUERIES = {
     "scalar_nonagg_updating": ("pname STRING, n BIGINT",
                                "SELECT p.pname, (SELECT t.n FROM (SELECT prod, COUNT(*) AS n FROM "
                                "orders GROUP BY prod) t WHERE t.prod = p.prod) AS n FROM prods p"),
+    # the same over an aggregate's changelog (its rows retracted and re-sent as counts grow)
+    "lateral_count_updating": ("cust INT, n BIGINT",
+                               "SELECT c.cust, x.n FROM custs c, LATERAL (SELECT COUNT(*) AS n FROM "
+                               "(SELECT cust, prod, COUNT(*) AS k FROM orders GROUP BY cust, prod) t "
+                               "WHERE t.cust = c.cust AND t.k > 3) x"),
+    "scalar_having_updating": ("cust INT, s BIGINT",
+                               "SELECT c.cust, (SELECT SUM(t.k) FROM (SELECT cust, prod, COUNT(*) "
+                               "AS k FROM orders GROUP BY cust, prod) t WHERE t.cust = c.cust "
+                               "HAVING COUNT(*) > 8) AS s FROM custs c"),
     "scalar_having": ("cust INT, s INT",
                       "SELECT c.cust, (SELECT SUM(o.amount) FROM orders o WHERE o.cust = c.cust "
                       "HAVING COUNT(*) > 20) AS s FROM custs c"),
