@@ -1961,6 +1961,11 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
     for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
         const sql_column *c = &t->cols[i];
         if (!sql_column_written(c)) continue;
+        if (src[k] < 0 && (c->notnull || sql_col_dt(c)->notnull)) { /* Flink's words */
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: Column '%s' has no default value and does "
+                      "not allow NULLs", t->name, c->name);
+            break;
+        }
         if (src[k] < 0) { /* not listed: a NULL of the column's whole type */
             const sl_dtype *ndt = sl_dtype_nullable(sql_col_dt(c), false);
             char *dst = sql_quote_ident(c->name);

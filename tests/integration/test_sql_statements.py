@@ -726,3 +726,12 @@ INSERT INTO sink (d2, id) SELECT CAST(id AS DECIMAL(20, 4)) / 8, id FROM seq;
             for i in (1, 2, 3)]
     got = sorted(file_rows(out), key=lambda x: x["id"])
     assert [dict(g, d2=decimal.Decimal(str(g["d2"]))) for g in got] == want, got
+    # a NOT NULL column cannot be left out (Flink 2.3's words)
+    r = run_sql(cluster, workdir, "collist_nn.sql", SEQ.format(n=3) + f"""
+CREATE TABLE sink_nn (id BIGINT, d DECIMAL(10, 2) NOT NULL)
+  WITH ('connector' = 'filesystem', 'path' = '{out}-nn', 'format' = 'json');
+INSERT INTO sink_nn (id) SELECT id FROM seq;
+""")
+    assert "INSERT INTO sink_nn: Column 'd' has no default value and does not allow NULLs" \
+        in r.stdout, r.stdout
+    assert not job_ids(r.stdout)
