@@ -282,6 +282,7 @@ static bool keeps_dec(n_op op, const char *name, int arg)
     case N_COALESCE:
     case N_NULLIF: return true;
     case N_IF: return arg > 0;
+    case N_SINGLE_VALUE: return arg == 1;
     case N_FNX:
         return (arg == 0 && (!strcasecmp(name, "SIGN") || !strcasecmp(name, "ROUND") ||
                              !strcasecmp(name, "TRUNCATE"))) ||
@@ -1581,6 +1582,7 @@ static const struct fn_def {
     {"CHARACTER_LENGTH", N_CHAR_LENGTH, 1, 1}, {"ABS", N_ABS, 1, 1},
     {"MOD", N_MOD, 2, 2},                {"COALESCE", N_COALESCE, 1, SL_EXPR_MAX_ARGS},
     {"IF", N_IF, 3, 3},                  {"NULLIF", N_NULLIF, 2, 2},
+    {"SL_SINGLE_VALUE", N_SINGLE_VALUE, 2, 2},
     {"FLOOR", N_FLOOR, 1, 1},            {"CEIL", N_CEIL, 1, 1},
     {"CEILING", N_CEIL, 1, 1},           {"LTRIM", N_TRIM, 1, 2},
     {"RTRIM", N_TRIM, 1, 2},             {"BTRIM", N_TRIM, 1, 2},
@@ -2329,6 +2331,17 @@ static node *build_call(bld *b, const sql_node *e)
         if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }
+    case N_SINGLE_VALUE: { /* the value's type, the count a BIGINT */
+        const node *c = n->kids[0], *v = n->kids[1];
+        if (c->type != SL_T_BIGINT) {
+            perr(b, AT(e), "SL_SINGLE_VALUE needs a BIGINT count first, got %s", ntname(b, c));
+            return NULL;
+        }
+        n->type = v->type;
+        if (v->dt) n->dt = sl_dtype_nullable(v->dt, false);
+        if (v->interval) set_iv(n, v->ivs, v->ive);
+        break;
+    }
     case N_TO_TS_LTZ: rc = type_to_ts_ltz(b, n, e); break;
     case N_NOW: /* NOW(), CURRENT_ROW_TIMESTAMP(): TIMESTAMP_LTZ(3), as Flink types them */
         n->flags = 3; /* precision: milliseconds */
@@ -2394,6 +2407,7 @@ static node *build_one(bld *b, const sql_node *e)
 static bool typed_here(const node *n, const node *k)
 {
     if (n->op == N_UDF) return true; /* checked against the function's declaration */
+    if (n->op == N_SINGLE_VALUE) return true; /* passes its value through */
     if (k->type == SL_T_TINYINT || k->type == SL_T_SMALLINT || k->type == SL_T_FLOAT) return true;
     bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
                n->op == N_DISTINCT || n->op == N_CAST;

@@ -1702,6 +1702,13 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         widen(out, pick->type, n->type);
         return SL_OK;
     }
+    case N_SINGLE_VALUE:
+        if (ev(n->kids[0], cx, &a)) return SL_ERR;
+        if (!a.isnull && a.v.i > 1)
+            return everr(cx, n, "a scalar subquery gave %lld rows for one value; it may give at "
+                         "most one (Flink: SingleValueAggFunction received more than one element.)",
+                         (long long)a.v.i);
+        return ev(n->kids[1], cx, out);
     case N_NULLIF:
         if (ev(n->kids[0], cx, out) || ev(n->kids[1], cx, &b)) return SL_ERR;
         if (!out->isnull && !b.isnull &&

@@ -51,6 +51,8 @@ typedef enum {
     N_DISTINCT,     /* a IS [NOT] DISTINCT FROM b (`neg`: NOT) */
     N_WATERMARK,    /* CURRENT_WATERMARK(ts): the evaluating operator's watermark */
     N_TO_DATE,      /* TO_DATE(s [, format]): a DATE, NULL for text that does not parse */
+    N_SINGLE_VALUE, /* SL_SINGLE_VALUE(n, v): v, an error when the count n is above 1 (a
+                     * scalar subquery's rows, sql/plan_subquery.c) */
     N_FNX,          /* a function of the table in expr_fn.c; fx: its entry */
     N_UDF           /* a user-defined scalar function; aux: its sl_udf_sig (borrowed from the
                      * function set the tree was built with) */

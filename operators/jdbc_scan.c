@@ -13,7 +13,17 @@
  *       each read as SELECT ... WHERE "column" BETWEEN start AND end. As in
  *       Flink, rows whose column is NULL or outside the bounds are not read.
  *       Split i is subtask i % parallelism's (Flink hands them out on
- *       request; the rows are the same).
+ *       request; the rows are the same). The column may also be a DATE or a
+ *       TIMESTAMP of the schema (Flink takes numeric, date and timestamp
+ *       columns), the bounds then that type's literals ('2026-01-01',
+ *       '2026-01-01 10:00:00.5'), split by days or milliseconds; a split is
+ *       read as "column" >= DATE / TIMESTAMP 'start' AND "column" < 'next
+ *       start' (the last: <= the upper bound as given), so a value between
+ *       two milliseconds is read once.
+ *   scan.auto-commit               Flink's option (default true): accepted;
+ *       the scan reads through a cursor either way (Flink's PostgreSQL driver
+ *       needs false for scan.fetch-size to stream; here memory is bounded by
+ *       a batch whatever it says).
  *
  * A subtask opens one REPEATABLE READ, READ ONLY transaction (so its splits
  * see one snapshot) with synchronize_seqscans off (a sequential scan starts
@@ -40,6 +50,7 @@
 #include <string.h>
 
 #include "jdbc_common.h"
+#include "temporal.h"
 #include "jobgraph.h"
 #include "operator.h"
 #include "sl.h"
@@ -53,7 +64,9 @@ typedef struct scan_plan {
     char conninfo[SL_JDBC_CONNINFO_MAX];
     char *query;  /* SELECT "col", ... FROM table-name */
     char *pcol;   /* scan.partition.column, quoted; NULL: one split */
-    int64_t lower, size; /* the first split's start; values per split */
+    sl_type pkind; /* its type: a DATE or TIMESTAMP, else (any other) a number */
+    sl_ts plo, phi; /* a DATE / TIMESTAMP column's bounds as given (a DATE's days in ms) */
+    int64_t lower, size; /* the first split's start; values per split (days, ms) */
     int64_t big;  /* splits of `size` values; the others have one fewer */
     int nsplits;
     int fetch;
@@ -95,6 +108,38 @@ static void split_range(const scan_plan *pl, int i, int64_t *start, int64_t *end
     *end = *start + pl->size - 1 - (i >= pl->big ? 1 : 0);
 }
 
+/* A literal of a DATE / TIMESTAMP partition column's type: x (days, or
+ * a TIMESTAMP's ms and nanoseconds). */
+static void split_literal(const scan_plan *pl, sl_ts x, char *buf, size_t cap)
+{
+    if (pl->pkind == SL_T_DATE) {
+        int n = snprintf(buf, cap, "DATE '");
+        n += sl_date_format(buf + n, cap - (size_t)n, (int32_t)x.ms);
+        snprintf(buf + n, cap - (size_t)n, "'");
+    } else {
+        int n = snprintf(buf, cap, "TIMESTAMP '");
+        n += sl_timestamp_format(buf + n, cap - (size_t)n, x, 9, SL_TT_SQL);
+        snprintf(buf + n, cap - (size_t)n, "'");
+    }
+}
+
+/* Split i of a DATE / TIMESTAMP column: from its start up to the next
+ * split's start (the first from the lower bound, the last to the upper
+ * bound, both as given). */
+static char *split_where(const scan_plan *pl, int i)
+{
+    int64_t a, b;
+    split_range(pl, i, &a, &b);
+    char lo[96], hi[96];
+    split_literal(pl, i == 0 ? pl->plo : (sl_ts){.ms = a}, lo, sizeof lo);
+    if (i == pl->nsplits - 1) {
+        split_literal(pl, pl->phi, hi, sizeof hi);
+        return sl_sprintf("%s >= %s AND %s <= %s", pl->pcol, lo, pl->pcol, hi);
+    }
+    split_literal(pl, (sl_ts){.ms = b + 1}, hi, sizeof hi);
+    return sl_sprintf("%s >= %s AND %s < %s", pl->pcol, lo, pl->pcol, hi);
+}
+
 static int partition_options(const sl_vertex *v, scan_plan *pl, char *err, size_t errlen)
 {
     static const char *const keys[] = {"scan.partition.column", "scan.partition.num",
@@ -109,14 +154,45 @@ static int partition_options(const sl_vertex *v, scan_plan *pl, char *err, size_
                          "should be provided: scan.partition.column, scan.partition.num, "
                          "scan.partition.lower-bound, scan.partition.upper-bound", pl->vid);
     int64_t num, lo, hi;
-    if (sl_vconf_int(v, keys[1], 1, &num, err, errlen) != SL_OK ||
-        sl_vconf_int(v, keys[2], 0, &lo, err, errlen) != SL_OK ||
-        sl_vconf_int(v, keys[3], 0, &hi, err, errlen) != SL_OK)
-        return SL_ERR;
+    const char *pc = sl_vconf_str(v, keys[0], "");
+    pl->pkind = SL_T_BIGINT;
+    for (int i = 0; i < v->declared.n; i++)
+        if (!strcmp(v->declared.fields[i].name, pc)) {
+            const sl_dtype *dt = v->declared.fields[i].dt;
+            if (dt->kind == SL_T_DATE || (dt->kind == SL_T_TIMESTAMP && dt->variant != SL_DV_LTZ))
+                pl->pkind = dt->kind;
+        }
+    if (sl_vconf_int(v, keys[1], 1, &num, err, errlen) != SL_OK) return SL_ERR;
+    if (pl->pkind == SL_T_BIGINT) {
+        if (sl_vconf_int(v, keys[2], 0, &lo, err, errlen) != SL_OK ||
+            sl_vconf_int(v, keys[3], 0, &hi, err, errlen) != SL_OK)
+            return SL_ERR;
+    } else {
+        const char *ls = sl_vconf_str(v, keys[2], ""), *us = sl_vconf_str(v, keys[3], "");
+        for (int k = 0; k < 2; k++) {
+            const char *t = k ? us : ls;
+            int64_t *x = k ? &hi : &lo;
+            int rc;
+            sl_ts *b = k ? &pl->phi : &pl->plo;
+            if (pl->pkind == SL_T_DATE) {
+                int32_t d = 0;
+                rc = sl_date_parse(t, strlen(t), &d);
+                *x = d;
+                b->ms = d;
+            } else {
+                rc = sl_timestamp_parse(t, strlen(t), 9, b);
+                *x = b->ms;
+            }
+            if (rc != SL_OK)
+                return sl_seterr(err, errlen, "vertex '%s': '%s'='%s' is not a %s (the type of "
+                                 "'scan.partition.column' %s)", pl->vid, keys[2 + k], t,
+                                 pl->pkind == SL_T_DATE ? "DATE" : "TIMESTAMP", pc);
+        }
+    }
     if (lo > hi)
-        return sl_seterr(err, errlen, "vertex '%s': 'scan.partition.lower-bound'='%lld' must not "
-                         "be larger than 'scan.partition.upper-bound'='%lld'.", pl->vid,
-                         (long long)lo, (long long)hi);
+        return sl_seterr(err, errlen, "vertex '%s': 'scan.partition.lower-bound'='%s' must not "
+                         "be larger than 'scan.partition.upper-bound'='%s'.", pl->vid,
+                         sl_vconf_str(v, keys[2], ""), sl_vconf_str(v, keys[3], ""));
     if (num < 1 || num > SCAN_SPLITS_MAX)
         return sl_seterr(err, errlen, "vertex '%s': 'scan.partition.num' is %lld; it is 1 to %d",
                          pl->vid, (long long)num, SCAN_SPLITS_MAX);
@@ -236,7 +312,11 @@ static int fetch(sl_op *op)
     }
     if (!st->open) {
         char *q;
-        if (pl->pcol) {
+        if (pl->pcol && pl->pkind != SL_T_BIGINT) {
+            char *w = split_where(pl, st->splits[st->cur].index);
+            q = sl_sprintf("DECLARE sl_scan NO SCROLL CURSOR FOR %s WHERE %s", pl->query, w);
+            free(w);
+        } else if (pl->pcol) {
             int64_t a, b;
             split_range(pl, st->splits[st->cur].index, &a, &b);
             q = sl_sprintf("DECLARE sl_scan NO SCROLL CURSOR FOR %s WHERE %s BETWEEN %lld AND "
@@ -410,8 +490,11 @@ static int scan_check_job(const sl_vertex *v, const void *plan, const sl_job_che
     if (!pl) return SL_OK;
     PGconn *c = sl_jdbc_connect(pl->conninfo, pl->who, err, errlen);
     if (!c) return SL_ERR;
-    char *q = pl->pcol ? sl_sprintf("%s WHERE %s BETWEEN 0 AND 0", pl->query, pl->pcol)
-                       : sl_strdup(pl->query);
+    char *w = pl->pcol && pl->pkind != SL_T_BIGINT ? split_where(pl, 0) : NULL;
+    char *q = w       ? sl_sprintf("%s WHERE %s", pl->query, w)
+              : pl->pcol ? sl_sprintf("%s WHERE %s BETWEEN 0 AND 0", pl->query, pl->pcol)
+                         : sl_strdup(pl->query);
+    free(w);
     PGresult *r = PQprepare(c, "", q, 0, NULL);
     free(q);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK
@@ -438,11 +521,15 @@ static const sl_op_option scan_options[] = {
     {"password", SL_CT_STRING, NULL, NULL, "The user's password."},
     {"driver", SL_CT_STRING, NULL, NULL, "org.postgresql.Driver (libpq speaks for it)."},
     {"scan.fetch-size", SL_CT_INT, "0", NULL, "Rows per round trip (0: 1000)."},
+    {"scan.auto-commit", SL_CT_BOOL, "true", NULL,
+     "Flink's auto-commit of the scan's statements; the scan reads through a cursor either way."},
     {"scan.partition.column", SL_CT_STRING, NULL, NULL,
-     "The numeric column a partitioned scan splits on."},
+     "The numeric, DATE or TIMESTAMP column a partitioned scan splits on."},
     {"scan.partition.num", SL_CT_INT, NULL, NULL, "The number of splits."},
-    {"scan.partition.lower-bound", SL_CT_INT, NULL, NULL, "The first split's smallest value."},
-    {"scan.partition.upper-bound", SL_CT_INT, NULL, NULL, "The last split's largest value."},
+    {"scan.partition.lower-bound", SL_CT_STRING, NULL, NULL,
+     "The first split's smallest value (an integer, or the column's DATE / TIMESTAMP literal)."},
+    {"scan.partition.upper-bound", SL_CT_STRING, NULL, NULL,
+     "The last split's largest value (an integer, or the column's DATE / TIMESTAMP literal)."},
     SL_OP_OPTIONS_END,
 };
 

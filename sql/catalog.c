@@ -288,7 +288,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key",
         "lookup.cache.max-rows", "lookup.cache.ttl", "lookup.cache.caching-missing-key",
         "lookup.max-retries", "scan.fetch-size", "scan.partition.column", "scan.partition.num",
-        "scan.partition.lower-bound", "scan.partition.upper-bound"};
+        "scan.partition.lower-bound", "scan.partition.upper-bound", "scan.auto-commit"};
     /* Flink CDC's postgres-cdc options (docs/CONNECTORS.md) */
     static const char *const pg[] = {
         "connector", "hostname", "port", "username", "password", "database-name", "schema-name",

@@ -12,6 +12,7 @@
 
 #include "sql_int.h"
 #include "jdbc_common.h"
+#include "temporal.h"
 
 int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errlen)
 {
@@ -49,19 +50,63 @@ int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errl
     if (np) {
         char *e1, *e2, *e3;
         const char *ls = sql_table_option(t, part[2]), *us = sql_table_option(t, part[3]);
-        const char *ns = sql_table_option(t, part[1]);
-        long long lo = strtoll(ls, &e1, 10), hi = strtoll(us, &e2, 10), n = strtoll(ns, &e3, 10);
-        if (!*ls || *e1 || !*us || *e2)
-            return sl_seterr(err, errlen, "line %d, column %d: table '%s': the partition bounds "
-                             "'%s' and '%s' are not both integers", line, col, t->name, ls, us);
+        const char *ns = sql_table_option(t, part[1]), *pc = sql_table_option(t, part[0]);
+        /* Flink partitions on a numeric, date or timestamp column; the bounds of a DATE or
+         * TIMESTAMP column are its literals */
+        const sql_column *pcol = NULL;
+        for (int i = 0; i < t->ncols; i++)
+            if (!strcmp(t->cols[i].name, pc) && !t->cols[i].expr) pcol = &t->cols[i];
+        const sl_dtype *pdt = pcol ? sql_col_dt(pcol) : NULL;
+        if (pdt && pdt->kind != SL_T_DATE && pdt->kind != SL_T_TIMESTAMP &&
+            pdt->kind != SL_T_TINYINT && pdt->kind != SL_T_SMALLINT && pdt->kind != SL_T_INT &&
+            pdt->kind != SL_T_BIGINT && pdt->kind != SL_T_DECIMAL)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'scan.partition.column' "
+                             "'%s' is %s; it must be a numeric, date or timestamp column", line,
+                             col, t->name, pc, pdt->text);
+        if (pdt && pdt->kind == SL_T_TIMESTAMP && pdt->variant == SL_DV_LTZ)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'scan.partition.column' "
+                             "'%s' is %s; a TIMESTAMP_LTZ partition column is not supported yet "
+                             "(TIMESTAMP and DATE are)", line, col, t->name, pc, pdt->text);
+        long long n = strtoll(ns, &e3, 10);
         if (!*ns || *e3 || n < 1)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'scan.partition.num' "
                              "'%s' is not a positive integer", line, col, t->name, ns);
-        if (lo > hi)
-            return sl_seterr(err, errlen, "line %d, column %d: table '%s': "
-                             "'scan.partition.lower-bound'='%lld' must not be larger than "
-                             "'scan.partition.upper-bound'='%lld'.", line, col, t->name, lo, hi);
+        if (pdt && (pdt->kind == SL_T_DATE || pdt->kind == SL_T_TIMESTAMP)) {
+            sl_ts lo = {0}, hi = {0};
+            for (int k = 0; k < 2; k++) {
+                const char *b = k ? us : ls;
+                sl_ts *x = k ? &hi : &lo;
+                int32_t d = 0;
+                int rc = pdt->kind == SL_T_DATE ? sl_date_parse(b, strlen(b), &d)
+                                                : sl_timestamp_parse(b, strlen(b), 9, x);
+                if (pdt->kind == SL_T_DATE) x->ms = d;
+                if (rc != SL_OK)
+                    return sl_seterr(err, errlen, "line %d, column %d: table '%s': '%s'='%s' is "
+                                     "not a %s literal (the type of 'scan.partition.column' '%s')",
+                                     line, col, t->name, part[2 + k], b,
+                                     pdt->kind == SL_T_DATE ? "DATE" : "TIMESTAMP", pc);
+            }
+            if (lo.ms > hi.ms || (lo.ms == hi.ms && lo.nano > hi.nano))
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': "
+                                 "'scan.partition.lower-bound'='%s' must not be larger than "
+                                 "'scan.partition.upper-bound'='%s'.", line, col, t->name, ls, us);
+        } else {
+            long long lo = strtoll(ls, &e1, 10), hi = strtoll(us, &e2, 10);
+            if (!*ls || *e1 || !*us || *e2)
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': the partition "
+                                 "bounds '%s' and '%s' are not both integers", line, col, t->name,
+                                 ls, us);
+            if (lo > hi)
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': "
+                                 "'scan.partition.lower-bound'='%lld' must not be larger than "
+                                 "'scan.partition.upper-bound'='%lld'.", line, col, t->name, lo,
+                                 hi);
+        }
     }
+    const char *ac = sql_table_option(t, "scan.auto-commit");
+    if (ac && strcasecmp(ac, "true") && strcasecmp(ac, "false"))
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'scan.auto-commit' is true "
+                         "or false, not '%s'", line, col, t->name, ac);
     const char *cache = sql_table_option(t, "lookup.cache");
     if (cache && strcasecmp(cache, "NONE") && strcasecmp(cache, "PARTIAL"))
         return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'lookup.cache' is NONE or "

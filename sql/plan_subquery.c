@@ -237,15 +237,6 @@ static int has_agg_call(const sql_node *e)
     return 0;
 }
 
-static int has_count(const sql_node *e)
-{
-    if (!e || e->kind == SQL_SUBQUERY) return 0;
-    if (e->kind == SQL_FUNC && !strcasecmp(e->s, "COUNT")) return 1;
-    for (int i = 0; i < e->nkids; i++)
-        if (has_count(e->kids[i])) return 1;
-    return 0;
-}
-
 static void conjuncts(const sql_node *e, const sql_node ***c, int *n)
 {
     if (!e) return;
@@ -739,10 +730,117 @@ static int pair_conditions(sq *q, const sql_node *sub)
     return r;
 }
 
+/* x [NOT] IN / [NOT] EXISTS (SELECT ... FROM s WHERE s.c = o.c AND ...
+ * GROUP BY g [HAVING h]), correlated by equalities inner = outer column
+ * only, as Flink decorrelates it: the groups are made per correlation value
+ * (GROUP BY g, s.c: the WHERE keeps one value of s.c per outer row, so the
+ * groups an outer row sees are the same) and *out is the subquery as a plain
+ * SELECT over them, correlated on that value:
+ *     x IN (SELECT __g.__v FROM (SELECT y AS __v, s.c AS __j0 ... GROUP BY g, s.c
+ *           HAVING h) AS __g WHERE __g.__j0 = o.c)
+ * which the semi / anti join rewrites take. *out is sub when the query is
+ * not such a grouped query or not correlated. */
+static int grouped_sub(sq *q, const sql_node *sub, const sql_node **out)
+{
+    plan *p = q->p;
+    *out = sub;
+    const sql_node *qry = sql_kid(sub, 1);
+    if (!qry || qry->kind != SQL_SELECT || !sql_kid(qry, 1) || !sql_kid(qry, 3) ||
+        simple_select(qry, 1))
+        return SL_OK;
+    int in = !strcmp(sub->s, "IN");
+    const sql_node *its = sql_kid(qry, 0);
+    corr c;
+    int rc = correlate(q, qry, sub, &c, 1, 1);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_DONE) { /* not correlated: planned as any query */
+        corr_free(&c);
+        return SL_OK;
+    }
+    leaves inl = {0};
+    leaves_of(p, c.from, &inl);
+    const sql_node *bad = c.nresid ? c.resid[0] : NULL;
+    for (int i = 0; !bad && i < its->nkids; i++)
+        if ((in || i == 0) && has_outer(q, &inl, its->kids[i]->kids[0])) bad = its->kids[i];
+    if (!bad && has_outer(q, &inl, sql_kid(qry, 3))) bad = sql_kid(qry, 3);
+    if (!bad && has_outer(q, &inl, sql_kid(qry, 4))) bad = sql_kid(qry, 4);
+    free(inl.l);
+    if (bad) {
+        corr_free(&c);
+        return PERR(bad, "a correlated %s subquery with GROUP BY names the outer query other "
+                    "than in equalities of its WHERE clause (inner = outer column); Sluice "
+                    "decorrelates those only", what(sub));
+    }
+    if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
+        corr_free(&c);
+        return PERR(sql_kid(sub, 0), "Values passed to IN operator must have compatible types "
+                    "(the subquery selects %s, IN needs one column)",
+                    its->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+    }
+    if (c.n > SL_MAX_KEY_COLS) {
+        corr_free(&c);
+        return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
+    }
+    char ga[32];
+    snprintf(ga, sizeof ga, "__sq%d_g", ++q->n);
+    sql_node *items = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+    sql_node *names = mk(p, SQL_LIST, qry), *on[SL_MAX_KEY_COLS + 1];
+    const sql_node *g = sql_kid(qry, 3);
+    for (int i = 0; i < g->nkids; i++) sql_node_add(p->arena, group, g->kids[i]);
+    sql_node *v;
+    if (in) {
+        v = its->kids[0]->kids[0];
+    } else {
+        v = mk(p, SQL_BOOL, qry);
+        v->flags = SQL_F_TRUE;
+    }
+    sql_node_add(p->arena, items, mkitem(p, v, "__v"));
+    sql_node *id = mk(p, SQL_IDENT, qry);
+    id->s = "__v";
+    sql_node_add(p->arena, names, id);
+    for (int i = 0; i < c.n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)c.in_e[i], kn));
+        sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
+        id = mk(p, SQL_IDENT, qry);
+        id->s = astr(p, kn);
+        sql_node_add(p->arena, names, id);
+        on[i] = bin(p, sub, "=", col(p, sub, ga, kn), (sql_node *)c.out_e[i]);
+    }
+    /* EXISTS reads no item, yet they are checked against the grouping as written */
+    for (int i = 0; !in && i < its->nkids; i++) {
+        if (its->kids[i]->kids[0]->kind == SQL_STAR) continue;
+        char xn[16];
+        snprintf(xn, sizeof xn, "__x%d", i);
+        sql_node_add(p->arena, items, mkitem(p, its->kids[i]->kids[0], xn));
+        id = mk(p, SQL_IDENT, qry);
+        id->s = astr(p, xn);
+        sql_node_add(p->arena, names, id);
+    }
+    sql_node *gq = sql_node_like(p->arena, qry);
+    for (int i = 0; i < qry->nkids; i++)
+        sql_node_add(p->arena, gq, i == 0 ? items : i == 2 ? (c.nlocal ? and_all(p, qry, c.local,
+                                                                                  c.nlocal) : NULL)
+                                          : i == 3 ? group : qry->kids[i]);
+    sql_node *gf = from_query(p, qry, gq, ga, NULL);
+    sql_node_add(p->arena, gf, names);
+    sql_node *outer_items = mk(p, SQL_LIST, qry);
+    sql_node_add(p->arena, outer_items, mkitem(p, col(p, qry, ga, "__v"), NULL));
+    sql_node *nq = select_of(p, qry, 0, outer_items, gf, and_all(p, sub, on, c.n), NULL);
+    sql_node *ns = sql_node_like(p->arena, sub);
+    for (int i = 0; i < sub->nkids; i++)
+        sql_node_add(p->arena, ns, i == 1 ? nq : sub->kids[i]);
+    *out = ns;
+    corr_free(&c);
+    return SL_OK;
+}
+
 /* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
 static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
 {
     plan *p = q->p;
+    if (grouped_sub(q, sub, &sub) != SL_OK) return SL_ERR;
     int in = !strcmp(sub->s, "IN");
     /* mark: the subquery anywhere in an expression; both joins LEFT, *mark its value */
     int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
@@ -1066,31 +1164,33 @@ static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a
     return r;
 }
 
-/* A correlated scalar subquery's one item, an aggregate (*agg; *count when
- * it is COUNT, whose value over no rows is 0): COUNT inside an expression and
- * HAVING are refused. */
-static int scalar_item(plan *p, const sql_node *e, const sql_node *qry, const sql_node **agg)
+/* A correlated scalar subquery's one item, an expression of aggregates. */
+static const sql_node *scalar_item(const sql_node *qry)
 {
-    *agg = sql_kid(qry, 0)->kids[0]->kids[0];
-    if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
-    return SL_OK;
+    return sql_kid(qry, 0)->kids[0]->kids[0];
 }
 
 /* A correlated scalar subquery's item over the groups LEFT-joined as `a`:
  * each aggregate call of e becomes a column __a<i> of the groups (the calls
  * appended to *calls), a COUNT COALESCE(__a<i>, 0) -- SQL's value over no
  * rows, for an outer row without a group -- and the expression is computed
- * over them after the join (COUNT(*) + 1 is 1 there). */
-static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node ***calls, int *n)
+ * over them after the join (COUNT(*) + 1 is 1 there). With HAVING (`having`)
+ * an outer row without a group gets NULL, as Flink 2.3 decorrelates it (the
+ * groups filtered by HAVING, then LEFT-joined), so COUNT stays a column. */
+static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node ***calls, int *n,
+                           int having)
 {
     if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return (sql_node *)e;
-    if (e->kind == SQL_FUNC && is_agg(e->s)) {
+    /* a non-aggregate scalar's checked value (single_value) is computed with the groups,
+     * so its check runs whether or not an outer row meets the group, as Flink's */
+    int single = e->kind == SQL_FUNC && !strcasecmp(e->s, "SL_SINGLE_VALUE");
+    if (e->kind == SQL_FUNC && (is_agg(e->s) || single)) {
         char nm[16];
         snprintf(nm, sizeof nm, "__a%d", *n);
         *calls = sl_realloc(*calls, sizeof **calls * (size_t)(*n + 1));
         (*calls)[(*n)++] = (sql_node *)e;
         sql_node *c = col(p, e, a, nm);
-        if (strcasecmp(e->s, "COUNT")) return c;
+        if (having || single || strcasecmp(e->s, "COUNT")) return c;
         sql_node *zero = mk(p, SQL_NUM, e);
         zero->s = "0";
         sql_node *co = func(p, e, "COALESCE", c);
@@ -1099,7 +1199,7 @@ static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node *
     }
     sql_node *r = sql_node_like(p->arena, e);
     for (int k = 0; k < e->nkids; k++)
-        sql_node_add(p->arena, r, agg_split(p, e->kids[k], a, calls, n));
+        sql_node_add(p->arena, r, agg_split(p, e->kids[k], a, calls, n, having));
     return r;
 }
 
@@ -1108,8 +1208,7 @@ static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node *
 static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node **out)
 {
     plan *p = q->p;
-    const sql_node *agg;
-    if (scalar_item(p, e, qry, &agg) != SL_OK) return SL_ERR;
+    const sql_node *agg = scalar_item(qry), *having = sql_kid(qry, 4);
     vgen g;
     leaves in = {0};
     const sql_node *from;
@@ -1127,7 +1226,7 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
         }
         sql_node **calls = NULL;
         int ncalls = 0;
-        *out = agg_split(p, agg, a, &calls, &ncalls);
+        *out = agg_split(p, agg, a, &calls, &ncalls, having != NULL);
         for (int k = 0; k < ncalls; k++) {
             char nm[16];
             snprintf(nm, sizeof nm, "__a%d", k);
@@ -1135,6 +1234,7 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
         }
         free(calls);
         sql_node *s = select_of(p, qry, 0, items, from, where, group);
+        if (having) s->kids[4] = vgen_subst(q, &in, having, &g);
         int cst;
         sql_node *on = vgen_on(q, e, &g, a, NULL, &cst);
         q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL), on, cst);
@@ -1171,7 +1271,7 @@ static int vgen_lateral(sq *q, const sql_node *f, const sql_node *l, const sql_n
         const sql_node *won = sql_kid(f, 2);
         sql_node *extra = won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))
                               ? (sql_node *)won : NULL;
-        const char *kind = agg ? "LEFT" : f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
+        const char *kind = f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
         int cst;
         sql_node *on = vgen_on(q, f, &g, r->s2, extra, &cst);
         *out = join(p, f, kind, l, from_query(p, r, s, r->s2, NULL), on, cst);
@@ -1254,8 +1354,7 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
                              sql_node **out)
 {
     plan *p = q->p;
-    const sql_node *agg;
-    if (scalar_item(p, e, qry, &agg) != SL_OK) return SL_ERR;
+    const sql_node *agg = scalar_item(qry), *having = sql_kid(qry, 4);
     if (c->n > SL_MAX_KEY_COLS) return PERR(e, "too many correlation columns");
     for (int i = 0; i < c->n; i++)
         if (key_col(p, c->out_e[i], e) != SL_OK) return SL_ERR;
@@ -1272,7 +1371,7 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
     }
     sql_node **calls = NULL;
     int ncalls = 0;
-    *out = agg_split(p, agg, a, &calls, &ncalls);
+    *out = agg_split(p, agg, a, &calls, &ncalls, having != NULL);
     for (int k = 0; k < ncalls; k++) {
         char nm[16];
         snprintf(nm, sizeof nm, "__a%d", k);
@@ -1281,8 +1380,27 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
     free(calls);
     sql_node *where = c->nlocal ? and_all(p, qry, c->local, c->nlocal) : NULL;
     sql_node *g = select_of(p, qry, 0, items, c->from, where, group);
+    g->kids[4] = (sql_node *)having;
     q->from = join(p, e, "LEFT", q->from, from_query(p, e, g, a, NULL), and_all(p, e, on, c->n), 0);
     return SL_OK;
+}
+
+/* A scalar subquery that does not aggregate, (SELECT v FROM s WHERE ...),
+ * may give one row at most: as Flink's SINGLE_VALUE aggregate, it becomes
+ * (SELECT SL_SINGLE_VALUE(COUNT(*), MAX(v)) FROM s WHERE ...) -- per
+ * correlation value once decorrelated -- which is v for one row, NULL for
+ * none, and fails the job when a value has more than one row. */
+static const sql_node *single_value(plan *p, const sql_node *qry)
+{
+    const sql_node *it = sql_kid(qry, 0)->kids[0];
+    sql_node *f = func(p, it, "SL_SINGLE_VALUE", func(p, it, "COUNT", NULL));
+    sql_node_add(p->arena, f, func(p, it, "MAX", it->kids[0]));
+    sql_node *items = mk(p, SQL_LIST, qry);
+    sql_node_add(p->arena, items, mkitem(p, f, it->s));
+    sql_node *n = sql_node_like(p->arena, qry);
+    for (int i = 0; i < qry->nkids; i++)
+        sql_node_add(p->arena, n, i == 0 ? items : qry->kids[i]);
+    return n;
 }
 
 /* A copy of e with each scalar subquery replaced by the column of a
@@ -1296,11 +1414,15 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
         if (strcmp(e->s, "SCALAR")) return semi_anti(q, e, 0, out);
         const sql_node *qry = sql_kid(e, 1);
         const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
-        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR ||
-            sql_kid(qry, 3) || !has_agg_call(items->kids[0]->kids[0]))
-            return PERR(e, "a scalar subquery must be an aggregate without GROUP BY (one column, "
-                        "one row), e.g. (SELECT AVG(amount) FROM t); Sluice does not check a "
-                        "row count at run time");
+        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR)
+            return PERR(e, "a scalar subquery selects one column");
+        int aggregate = has_agg_call(items->kids[0]->kids[0]);
+        if (sql_kid(qry, 3) || (qry->flags & SQL_F_DISTINCT) ||
+            (!aggregate && (!sql_kid(qry, 1) || sql_kid(qry, 4))))
+            return PERR(e, "a scalar subquery with GROUP BY, DISTINCT or without FROM is not "
+                        "supported yet (an aggregate without GROUP BY, or a SELECT ... FROM ... "
+                        "WHERE giving at most one row, is)");
+        if (!aggregate) qry = single_value(p, qry);
         if (sql_kid(qry, 1)) {
             corr c;
             if (pair_conditions(q, e)) return vgen_scalar(q, e, qry, out);
@@ -1352,9 +1474,11 @@ static int has_lateral(const sql_node *f)
 }
 
 /* One join step l <kind> JOIN LATERAL (SELECT ... FROM s WHERE s.c = l.c AND ...)
- * [ON cond]: a join with the subquery's rows and correlation columns (its
- * aggregate grouped by them: every row of l gets one row, so a LEFT join),
- * on the correlation equalities. */
+ * [ON cond]: a join of that kind with the subquery's rows and correlation
+ * columns, on the correlation equalities. An aggregate is grouped by them, as
+ * Flink 2.3 decorrelates it: a row of l without rows to aggregate meets no
+ * group, so LEFT JOIN LATERAL gives it NULLs (COUNT too, not SQL's 0) and a
+ * comma, CROSS or INNER JOIN LATERAL drops it. */
 static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_node *r,
                         const sql_node **out)
 {
@@ -1372,14 +1496,6 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
         if (e->kind == SQL_STAR) return PERR(items->kids[i], "LATERAL (query): name its columns "
                                              "instead of *");
         if (has_agg_call(e)) agg = 1;
-        /* Flink 2.3 groups the aggregate by the correlation columns: a row of l
-         * without rows to count meets no group, so LEFT JOIN LATERAL gives it
-         * NULL (not SQL's 0), as here, and an inner one drops it (Sluice keeps
-         * it with NULLs for the other aggregates; not with a COUNT) */
-        if (agg && has_count(e) && !(f->s && !strcasecmp(f->s, "LEFT")))
-            return PERR(e, "LATERAL (query) with COUNT: use LEFT JOIN LATERAL (...) ON TRUE "
-                        "(Flink 2.3 drops a row with nothing to count here; Sluice would keep it "
-                        "with NULL)");
     }
     if (cols && cols->nkids != items->nkids)
         return PERR(cols, "LATERAL (query) AS %s: %d column names for %d columns", r->s2,
@@ -1435,10 +1551,78 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
     sql_node *g = select_of(p, qry, 0, nitems, c.from,
                             c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL, group);
     const char *kind = f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
-    if (agg) kind = "LEFT";
     *out = join(p, f, kind, l, from_query(p, r, g, r->s2, NULL), and_all(p, f, on, non), 0);
     free(on);
     corr_free(&c);
+    return SL_OK;
+}
+
+/* LATERAL (SELECT *, t.* ... FROM ...) with its stars spelt out as the
+ * columns of the subquery's tables (known from the catalog or a column list),
+ * qualified by their aliases; *out is f with such subqueries replaced. */
+static int lateral_stars(plan *p, const sql_node *f, const sql_node **out)
+{
+    *out = f;
+    if (!f) return SL_OK;
+    if (f->kind == SQL_FROM_JOIN) {
+        const sql_node *l, *r;
+        if (lateral_stars(p, sql_kid(f, 0), &l) != SL_OK ||
+            lateral_stars(p, sql_kid(f, 1), &r) != SL_OK)
+            return SL_ERR;
+        if (l == sql_kid(f, 0) && r == sql_kid(f, 1)) return SL_OK;
+        sql_node *j = sql_node_like(p->arena, f);
+        for (int i = 0; i < f->nkids; i++)
+            sql_node_add(p->arena, j, i == 0 ? (sql_node *)l : i == 1 ? (sql_node *)r : f->kids[i]);
+        *out = j;
+        return SL_OK;
+    }
+    if (f->kind != SQL_FROM_QUERY || !(f->flags & SQL_F_LATERAL)) return SL_OK;
+    const sql_node *qry = sql_kid(f, 0);
+    if (qry->kind != SQL_SELECT) return SL_OK;
+    const sql_node *items = sql_kid(qry, 0);
+    int star = 0;
+    for (int i = 0; i < items->nkids; i++)
+        if (sql_kid(items->kids[i], 0)->kind == SQL_STAR) star = 1;
+    if (!star) return SL_OK;
+    leaves in = {0};
+    leaves_of(p, sql_kid(qry, 1), &in);
+    sql_node *nitems = mk(p, SQL_LIST, items);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < items->nkids; i++) {
+        const sql_node *it = items->kids[i], *e = sql_kid(it, 0);
+        if (e->kind != SQL_STAR) {
+            sql_node_add(p->arena, nitems, (sql_node *)it);
+            continue;
+        }
+        int found = 0;
+        for (int k = 0; rc == SL_OK && k < in.n; k++) {
+            const leaf *lf = &in.l[k];
+            if (e->s && !(lf->alias && !strcasecmp(lf->alias, e->s))) continue;
+            found = 1;
+            if (!lf->alias || (!lf->t && !lf->cols) || (lf->t && lf->t->ncols == 0)) {
+                rc = PERR(it, "LATERAL (query) selecting %s%s: name its columns instead (the "
+                          "columns of %s are not known before planning)", e->s ? e->s : "",
+                          e->s ? ".*" : "*", lf->alias ? lf->alias : "a table without alias");
+                break;
+            }
+            int nc = lf->t ? lf->t->ncols : lf->cols->nkids;
+            for (int c = 0; c < nc; c++)
+                sql_node_add(p->arena, nitems,
+                             mkitem(p, col(p, it, lf->alias, lf->t ? lf->t->cols[c].name
+                                                                   : lf->cols->kids[c]->s), NULL));
+        }
+        if (rc == SL_OK && !found)
+            rc = PERR(it, "unknown table or alias '%s' in LATERAL (query)", e->s);
+    }
+    free(in.l);
+    if (rc != SL_OK) return rc;
+    sql_node *nq = sql_node_like(p->arena, qry);
+    for (int i = 0; i < qry->nkids; i++)
+        sql_node_add(p->arena, nq, i == 0 ? nitems : qry->kids[i]);
+    sql_node *nf = sql_node_like(p->arena, f);
+    for (int i = 0; i < f->nkids; i++)
+        sql_node_add(p->arena, nf, i == 0 ? nq : f->kids[i]);
+    *out = nf;
     return SL_OK;
 }
 
@@ -1458,22 +1642,36 @@ static int lateral_joins(sq *q, const sql_node *f, const sql_node **out)
     return SL_OK;
 }
 
-/* SELECT * over the FROM before the rewrite: each of its tables' columns. */
+/* Is `name` the alias of a LATERAL subquery of ls? */
+static int lateral_named(const leaves *ls, const char *name)
+{
+    for (int k = 0; k < ls->n; k++)
+        if (ls->l[k].lateral && ls->l[k].alias && !strcasecmp(ls->l[k].alias, name)) return 1;
+    return 0;
+}
+
+/* SELECT * (and x.* of a LATERAL subquery x) over the FROM before the
+ * rewrite: each of its tables' columns. */
 static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_node **out)
 {
     *out = (sql_node *)items;
     int star = 0;
     for (int i = 0; i < items->nkids; i++)
-        if (items->kids[i]->kids[0]->kind == SQL_STAR && !items->kids[i]->kids[0]->s) star = 1;
+        if (items->kids[i]->kids[0]->kind == SQL_STAR &&
+            (!items->kids[i]->kids[0]->s || lateral_named(ls, items->kids[i]->kids[0]->s)))
+            star = 1;
     if (!star) return SL_OK;
     sql_node *n = mk(p, SQL_LIST, items);
     for (int i = 0; i < items->nkids; i++) {
         const sql_node *it = items->kids[i];
-        if (it->kids[0]->kind != SQL_STAR || it->kids[0]->s) {
+        const char *q = it->kids[0]->s;
+        if (it->kids[0]->kind != SQL_STAR || (q && !lateral_named(ls, q))) {
             sql_node_add(p->arena, n, (sql_node *)it);
             continue;
         }
         for (int k = 0; k < ls->n; k++) {
+            /* x.* of a LATERAL subquery x: its columns only */
+            if (q && !(ls->l[k].alias && !strcasecmp(ls->l[k].alias, q))) continue;
             if (!ls->l[k].alias)
                 return PERR(it, "SELECT * with a subquery in WHERE: give every table of FROM an "
                             "alias, or name the columns");
@@ -1813,13 +2011,65 @@ static sql_node *gkeys_subst(plan *p, const gkeys *gk, const sql_node *e)
 
 /* ---- a subquery in a join's ON ----------------------------------------------------- */
 
+/* An outer join's ON condition e with each scalar subquery (uncorrelated:
+ * Flink 2.3 fails a correlated one) replaced by the column __v of it joined
+ * to the join's left side *l on a constant key (a LEFT join: each row of *l
+ * once, with the subquery's value or NULL -- the same rows, so the outer
+ * join's answer is the same); *nscal counts them (the aliases __on<n>). IN
+ * and EXISTS there are refused (Flink 2.3 fails them). */
+static int on_scalars(plan *p, const sql_node *f, const sql_node *e, const sql_node **l,
+                      sql_node **out, int *nscal)
+{
+    *out = (sql_node *)e;
+    if (!e || !has_sub(e)) return SL_OK;
+    if (e->kind == SQL_SUBQUERY) {
+        if (strcmp(e->s, "SCALAR"))
+            return PERR(e, "%s (subquery) in the ON clause of a %s JOIN is not supported (Flink "
+                        "2.3 fails it too; in an inner join's ON it is)", what(e), f->s);
+        const sql_node *qry = sql_kid(e, 1);
+        const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
+        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR)
+            return PERR(e, "a scalar subquery selects one column");
+        leaves jl = {0}, in = {0};
+        leaves_of(p, f, &jl);
+        leaves_of(p, sql_kid(qry, 1), &in);
+        sq tmp = {.p = p, .outer = &jl};
+        int named = 0;
+        for (int i = 0; i < qry->nkids && !named; i++)
+            if (i != 1) named = has_outer(&tmp, &in, qry->kids[i]);
+        free(jl.l);
+        free(in.l);
+        if (named)
+            return PERR(e, "a correlated scalar subquery in the ON clause of a %s JOIN is not "
+                        "supported (Flink 2.3 fails it too; an uncorrelated one is)", f->s);
+        if (qry->kind == SQL_SELECT && sql_kid(qry, 1) && !sql_kid(qry, 3) &&
+            !(qry->flags & SQL_F_DISTINCT) && !has_agg_call(items->kids[0]->kids[0]))
+            qry = single_value(p, qry);
+        char a[32];
+        snprintf(a, sizeof a, "__on%d", ++*nscal);
+        *l = join(p, e, "LEFT", *l, from_query(p, e, (sql_node *)qry, a, "__v"),
+                  and_all(p, e, NULL, 0), 1);
+        *out = col(p, e, a, "__v");
+        return SL_OK;
+    }
+    sql_node *n = sql_node_like(p->arena, e);
+    for (int i = 0; i < e->nkids; i++) {
+        sql_node *k;
+        if (on_scalars(p, f, e->kids[i], l, &k, nscal) != SL_OK) return SL_ERR;
+        sql_node_add(p->arena, n, k);
+    }
+    *out = n;
+    return SL_OK;
+}
+
 /* f with the ON conditions of its inner joins that have a subquery taken
  * out into *lifted (for WHERE: the same rows, as an inner join's ON and
  * WHERE filter alike, also on the preserved side of a LEFT join); `inner`:
- * no outer join preserves rows above f other than as its left side. A
- * subquery in an outer join's ON is refused. */
+ * no outer join preserves rows above f other than as its left side. The
+ * scalar subqueries in an outer join's ON are joined to its left side
+ * (on_scalars; *nscal counts them). */
 static int lift_on(plan *p, const sql_node *f, int inner, const sql_node **out, sql_node ***lifted,
-                   int *n)
+                   int *n, int *nscal)
 {
     *out = f;
     if (!f || f->kind != SQL_FROM_JOIN) return SL_OK;
@@ -1827,14 +2077,16 @@ static int lift_on(plan *p, const sql_node *f, int inner, const sql_node **out, 
     int is_inner = !f->s || !strcasecmp(f->s, "INNER") || !strcasecmp(f->s, "CROSS");
     int left = f->s && !strcasecmp(f->s, "LEFT");
     const sql_node *l, *r;
-    if (lift_on(p, sql_kid(f, 0), inner && (is_inner || left), &l, lifted, n) != SL_OK ||
-        lift_on(p, sql_kid(f, 1), inner && is_inner, &r, lifted, n) != SL_OK)
+    if (lift_on(p, sql_kid(f, 0), inner && (is_inner || left), &l, lifted, n, nscal) != SL_OK ||
+        lift_on(p, sql_kid(f, 1), inner && is_inner, &r, lifted, n, nscal) != SL_OK)
         return SL_ERR;
     sql_node *ncond = (sql_node *)cond;
-    if (has_sub(cond)) {
-        if (!inner || !is_inner)
-            return PERR(first_sub(cond), "a subquery in the ON clause of a %s JOIN is not "
-                        "supported (in an inner join's ON it is)", is_inner ? "nested" : f->s);
+    if (has_sub(cond) && !is_inner) {
+        if (on_scalars(p, f, cond, &l, &ncond, nscal) != SL_OK) return SL_ERR;
+    } else if (has_sub(cond)) {
+        if (!inner)
+            return PERR(first_sub(cond), "a subquery in the ON clause of a nested JOIN is not "
+                        "supported (in an inner join's ON it is)");
         const sql_node **c = NULL;
         int nc = 0;
         conjuncts(cond, &c, &nc);
@@ -1868,19 +2120,28 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
     if (!from) return SL_OK;
     sql_node **lifted = NULL;
-    int nlifted = 0;
+    int nlifted = 0, nscal = 0;
     const sql_node *nfrom;
-    if (lift_on(p, from, 1, &nfrom, &lifted, &nlifted) != SL_OK) {
+    if (lift_on(p, from, 1, &nfrom, &lifted, &nlifted, &nscal) != SL_OK) {
         free(lifted);
         return SL_ERR;
     }
-    if (nlifted) { /* the same SELECT with those conditions ANDed to its WHERE */
-        sql_node *w = and_all(p, sel, lifted, nlifted);
-        if (where) w = bin(p, where, "AND", (sql_node *)where, w);
+    if (nlifted || nscal) { /* the same SELECT with those conditions ANDed to its WHERE */
+        sql_node *w = nlifted ? and_all(p, sel, lifted, nlifted) : NULL;
+        if (where) w = w ? bin(p, where, "AND", (sql_node *)where, w) : (sql_node *)where;
         free(lifted);
+        sql_node *nitems = (sql_node *)items;
+        if (nscal) { /* SELECT * names the tables of FROM, not the joined subqueries */
+            leaves ls = {0};
+            leaves_of(p, from, &ls);
+            int rc = expand_star(p, &ls, items, &nitems);
+            free(ls.l);
+            if (rc != SL_OK) return rc;
+        }
         sql_node *n = sql_node_like(p->arena, sel);
         for (int i = 0; i < sel->nkids; i++)
-            sql_node_add(p->arena, n, i == 1 ? (sql_node *)nfrom : i == 2 ? w : sel->kids[i]);
+            sql_node_add(p->arena, n, i == 0 ? nitems : i == 1 ? (sql_node *)nfrom
+                                              : i == 2 ? w : sel->kids[i]);
         return sql_subquery_rewrite(p, n, out);
     }
     if (needs_group_wrap(sel)) {
@@ -1889,6 +2150,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
         return sql_subquery_rewrite(p, w, out);
     }
     int lateral = has_lateral(from);
+    if (lateral && lateral_stars(p, from, &from) != SL_OK) return SL_ERR;
     const sql_node *group = sql_kid(sel, 3);
     int gsub = has_sub(group);
     int sub = has_sub(where) || has_sub(items) || lateral || gsub, comma = has_comma(from);

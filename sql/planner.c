@@ -1970,16 +1970,18 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
     for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
         const sql_column *c = &t->cols[i];
         if (!sql_column_written(c)) continue;
-        if (src[k] < 0 && !sl_type_is_classic(c->type)) {
-            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column '%s' (%s) is not listed; a NULL "
-                      "of that type cannot be written yet", t->name, c->name, sql_col_dt(c)->text);
+        if (src[k] < 0 && (c->notnull || sql_col_dt(c)->notnull)) { /* Flink's words */
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: Column '%s' has no default value and does "
+                      "not allow NULLs", t->name, c->name);
             break;
         }
-        if (src[k] < 0) { /* not listed: NULL */
+        if (src[k] < 0) { /* not listed: a NULL of the column's whole type */
+            const sl_dtype *ndt = sl_dtype_nullable(sql_col_dt(c), false);
             char *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);
             its[k].type = c->type;
-            its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
+            its[k].dt = ndt;
+            its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", ndt->text, dst);
             free(dst);
             need = 1;
             k++;

@@ -911,6 +911,51 @@ QUERIES = [
                                   "DESCRIPTOR(ts), INTERVAL '1' SECOND))"),
     ("tvf_session_rows_global", "SELECT id, window_start, window_end FROM TABLE(SESSION(TABLE ev, "
                                 "DESCRIPTOR(ts), INTERVAL '2' SECOND))"),
+    # ---- subqueries Flink 2.3 plans (issue 30): a GROUP BY subquery beside a group window,
+    # scalar subqueries in an outer join's ON, non-aggregate and HAVING scalar subqueries,
+    # LATERAL (SELECT * ...), correlated IN / EXISTS over GROUP BY
+    ("gw_groupby_scalar", "SELECT TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, COUNT(*) AS c, "
+                          "SUM(v) AS sv FROM evs GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), "
+                          "(SELECT MAX(w) FROM dim)"),
+    ("gw_groupby_scalar_sel", "SELECT (SELECT MAX(w) FROM dim) AS m, k, COUNT(*) AS c FROM evs "
+                              "GROUP BY k, TUMBLE(ts, INTERVAL '5' SECOND), (SELECT MAX(w) FROM dim)"),
+    ("outer_on_scalar", "SELECT e.id, d.name FROM ev e LEFT JOIN dim d ON e.k = d.k "
+                        "AND d.w > (SELECT MIN(w) FROM dim)"),
+    ("outer_on_scalar_full", "SELECT e.id, d.name FROM ev e FULL JOIN dim d ON e.k = d.k "
+                             "AND e.v > (SELECT MAX(w) * 10 FROM dim)"),
+    ("outer_on_scalar_right", "SELECT e.id, d.name FROM ev e RIGHT JOIN dim d ON e.k = d.k "
+                              "AND d.w < (SELECT MAX(w) FROM dim d2 WHERE d2.k = 'f')"),
+    ("outer_on_correlated", "SELECT e.id, d.name FROM ev e LEFT JOIN dim d ON e.k = d.k "
+                            "AND d.w < (SELECT MAX(p.amount) FROM pay p WHERE p.id = e.id)"),
+    ("outer_on_in", "SELECT e.id, d.name FROM ev e LEFT JOIN dim d ON e.k = d.k "
+                    "AND e.id IN (SELECT id FROM pay)"),
+    ("scalar_nonagg", "SELECT e.id, (SELECT d.name FROM dim d WHERE d.k = e.k AND d.w > 0) AS n "
+                      "FROM ev e"),
+    ("scalar_nonagg_uncorr", "SELECT e.id, (SELECT d.name FROM dim d WHERE d.k = 'a') AS n "
+                             "FROM ev e"),
+    ("scalar_nonagg_where", "SELECT e.id FROM ev e WHERE e.v > (SELECT d.w * 10 FROM dim d "
+                            "WHERE d.k = e.k AND d.w > 0)"),
+    ("scalar_nonagg_pairs", "SELECT e.id, (SELECT d.w * e.u FROM dim d WHERE d.k = e.k "
+                            "AND d.w > 0) AS n FROM ev e"),
+    ("scalar_having", "SELECT e.id, (SELECT SUM(p.amount) FROM pay p WHERE p.id = e.id "
+                      "HAVING COUNT(*) > 1) AS s FROM ev e"),
+    ("scalar_having_count", "SELECT e.id, (SELECT COUNT(*) FROM pay p WHERE p.id = e.id "
+                            "HAVING SUM(p.amount) > 30) AS s FROM ev e"),
+    ("scalar_having_empty_true", "SELECT e.id, (SELECT COUNT(*) + 1 FROM pay p WHERE p.id = e.id "
+                                 "HAVING COUNT(*) < 2) AS s FROM ev e"),
+    ("lateral_star", "SELECT e.id, x.* FROM ev e, LATERAL (SELECT * FROM pay p WHERE p.id = e.id) x"),
+    ("lateral_star_left", "SELECT e.id, x.pid, x.amount FROM ev e LEFT JOIN LATERAL (SELECT p.* "
+                          "FROM pay p WHERE p.id = e.id AND p.amount > 10) x ON TRUE"),
+    ("in_corr_group", "SELECT e.id FROM ev e WHERE e.v IN (SELECT MAX(p.amount) FROM pay p "
+                      "WHERE p.k = e.k GROUP BY p.id)"),
+    ("in_corr_group_having", "SELECT e.id FROM ev e WHERE e.id IN (SELECT p.id FROM pay p "
+                             "WHERE p.k = e.k GROUP BY p.id HAVING COUNT(*) > 1)"),
+    ("notin_corr_group", "SELECT e.id FROM ev e WHERE e.v NOT IN (SELECT MAX(p.amount) FROM pay p "
+                         "WHERE p.k = e.k GROUP BY p.id)"),
+    ("exists_corr_group", "SELECT e.id FROM ev e WHERE EXISTS (SELECT p.id FROM pay p "
+                          "WHERE p.k = e.k GROUP BY p.id HAVING SUM(p.amount) > 100)"),
+    ("in_corr_group_mark", "SELECT e.id, e.v IN (SELECT MAX(p.amount) FROM pay p "
+                           "WHERE p.k = e.k GROUP BY p.id) AS m FROM ev e"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
@@ -948,6 +993,10 @@ FLINK_REFUSES = {
                              "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction'",
     # the anti join's ts is no time attribute for a window TVF (a group window takes it)
     "tvf_anti": "The window function requires the timecol is a time attribute type",
+    # a correlated scalar or an IN subquery in an outer join's ON (Sluice refuses both)
+    "outer_on_correlated": "implicit type conversion between VARCHAR(2147483647) and BIGINT is "
+                           "not supported on join's condition now",
+    "outer_on_in": "java.lang.NullPointerException",
 }
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms

@@ -322,6 +322,60 @@ INSERT INTO t_parts_out SELECT id, k, v FROM t_parts;
     assert pg.sql("SELECT id, k, v FROM t_parts_out ORDER BY id") == want
 
 
+def test_partitioned_scan_on_date_and_timestamp_columns(cluster, workdir, pg):
+    """scan.partition.column may be a DATE or a TIMESTAMP (as in Flink), the
+    bounds that type's literals: at parallelism 2 the table gets exactly the
+    rows whose column is within the bounds (both ends included; a timestamp
+    between two milliseconds is read once), with scan.auto-commit set either
+    way; a bound that is no literal of the column's type is refused."""
+    pg.sql("CREATE TABLE t_dparts (id integer, d date, ts timestamp(6))")
+    base = datetime.datetime(2026, 1, 1)
+    rows = [(i, (base + datetime.timedelta(days=i % 40)).date(),
+             base + datetime.timedelta(microseconds=i * 1234567)) for i in range(400)]
+    pg.sql("INSERT INTO t_dparts VALUES " + ", ".join(
+        f"({i}, DATE '{d}', TIMESTAMP '{t.isoformat(sep=' ')}')" for i, d, t in rows) +
+        ", (400, NULL, NULL)")
+    pg.sql("CREATE TABLE t_dparts_out (id integer, src text)")
+    cluster.add_tm(slots=4)
+    lo_d, hi_d = datetime.date(2026, 1, 5), datetime.date(2026, 2, 1)
+    lo_t = datetime.datetime(2026, 1, 1, 0, 1, 0, 500)
+    hi_t = rows[300][2]  # a bound with microseconds: that row is read
+    opts_d = (", 'scan.partition.column' = 'd', 'scan.partition.num' = '5', "
+              f"'scan.partition.lower-bound' = '{lo_d}', 'scan.partition.upper-bound' = '{hi_d}', "
+              "'scan.fetch-size' = '7'")
+    opts_t = (", 'scan.partition.column' = 'ts', 'scan.partition.num' = '6', "
+              f"'scan.partition.lower-bound' = '{lo_t.isoformat(sep=' ')}', "
+              f"'scan.partition.upper-bound' = '{hi_t.isoformat(sep=' ')}', "
+              "'scan.auto-commit' = 'false', 'scan.fetch-size' = '10'")
+    r = run_sql(cluster, workdir, "dparts.sql", f"""
+CREATE TABLE by_d (id INT, d DATE, ts TIMESTAMP(6)) WITH ({jdbc(pg, 't_dparts', opts_d)});
+CREATE TABLE by_ts (id INT, d DATE, ts TIMESTAMP(6)) WITH ({jdbc(pg, 't_dparts', opts_t)});
+CREATE TABLE t_dparts_out (id INT, src STRING) WITH ({jdbc(pg, 't_dparts_out')});
+SET 'parallelism.default' = '2';
+INSERT INTO t_dparts_out SELECT id, 'd' FROM by_d UNION ALL SELECT id, 'ts' FROM by_ts;
+""")
+    job = finish(cluster, ok(r))
+    srcs = [v for v in job["vertices"] if v["name"].startswith(("by_d", "by_ts"))]
+    assert len(srcs) == 2 and all(v["parallelism"] == 2 for v in srcs), job["vertices"]
+    want = sorted([[str(i), "d"] for i, d, _ in rows if lo_d <= d <= hi_d] +
+                  [[str(i), "ts"] for i, _, t in rows if lo_t <= t <= hi_t],
+                  key=lambda x: (x[1], int(x[0])))
+    assert len(want) > 300
+    assert pg.sql("SELECT id, src FROM t_dparts_out ORDER BY src, id") == want
+
+    for opts, msg in [
+        (opts_d.replace(f"'{hi_d}'", "'soon'"), "'scan.partition.upper-bound'='soon' is not a "
+         "DATE literal (the type of 'scan.partition.column' 'd')"),
+        (opts_d.replace("'d'", "'id2'"), "'scan.partition.column' 'id2' is STRING; it must be a "
+         "numeric, date or timestamp column"),
+        (opts_t.replace("'false'", "'maybe'"), "'scan.auto-commit' is true or false, not 'maybe'"),
+    ]:
+        r = run_sql(cluster, workdir, "dparts_bad.sql", f"""
+CREATE TABLE by_x (id INT, id2 STRING, d DATE, ts TIMESTAMP(6)) WITH ({jdbc(pg, 't_dparts', opts)});
+""")
+        assert "[ERROR]" in r.stdout and msg in r.stdout, (msg, r.stdout)
+
+
 def test_scan_restores_from_a_savepoint_mid_scan(cluster, workdir, pg):
     """A partitioned scan (4 splits, 2 subtasks) is stopped with a savepoint
     while its splits are half read (a function on the scanned view makes the

@@ -4,6 +4,7 @@ SHOW CREATE / TABLES / VIEWS / COLUMNS, catalogs and databases with
 qualified names, OPTIONS hints and EXPLAIN details -- each from SQL text
 through `sluice sql -f` on a live cluster. Inputs are sequences, so every
 expected row and every expected SHOW result is written down here."""
+import decimal
 import glob
 import json
 import os
@@ -700,3 +701,37 @@ INSERT INTO many SELECT id, CAST(id % {parts} AS INT) AS p FROM seq;
         # one subtask writes each partition's rows in order, appended across reopenings
         assert got == {f"p={k}": [i for i in range(1, n + 1) if i % parts == k] for k in range(parts)}
         assert not glob.glob(os.path.join(out, "**", ".part-*"), recursive=True)
+
+
+def test_insert_column_list_writes_null_of_every_type(cluster, workdir):
+    """INSERT INTO t (cols) writes NULL into every column the list leaves out,
+    whatever its type (Flink does the same)."""
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "collist")
+    left_out = {"d": "DECIMAL(10, 2)", "dt": "DATE", "tm": "TIME", "ti": "TINYINT",
+                "si": "SMALLINT", "f": "FLOAT", "ts6": "TIMESTAMP(6)", "ltz": "TIMESTAMP_LTZ(3)",
+                "b": "BYTES", "c": "CHAR(3)", "arr": "ARRAY<INT>", "m": "MAP<STRING, INT>",
+                "ms": "MULTISET<STRING>", "r": "ROW<a INT, b STRING>",
+                "iv": "INTERVAL DAY TO SECOND", "iy": "INTERVAL YEAR TO MONTH"}
+    cols = ", ".join(f"{n} {t}" for n, t in left_out.items())
+    script = SEQ.format(n=3) + f"""
+CREATE TABLE sink (id BIGINT, {cols}, d2 DECIMAL(20, 4))
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO sink (d2, id) SELECT CAST(id AS DECIMAL(20, 4)) / 8, id FROM seq;
+"""
+    r = run_sql(cluster, workdir, "collist.sql", script)
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    want = [dict({"id": i}, **{n: None for n in left_out}, d2=decimal.Decimal(i) / 8)
+            for i in (1, 2, 3)]
+    got = sorted(file_rows(out), key=lambda x: x["id"])
+    assert [dict(g, d2=decimal.Decimal(str(g["d2"]))) for g in got] == want, got
+    # a NOT NULL column cannot be left out (Flink 2.3's words)
+    r = run_sql(cluster, workdir, "collist_nn.sql", SEQ.format(n=3) + f"""
+CREATE TABLE sink_nn (id BIGINT, d DECIMAL(10, 2) NOT NULL)
+  WITH ('connector' = 'filesystem', 'path' = '{out}-nn', 'format' = 'json');
+INSERT INTO sink_nn (id) SELECT id FROM seq;
+""")
+    assert "INSERT INTO sink_nn: Column 'd' has no default value and does not allow NULLs" \
+        in r.stdout, r.stdout
+    assert not job_ids(r.stdout)

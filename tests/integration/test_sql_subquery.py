@@ -402,6 +402,62 @@ def model(name, f):
             for pp in p:
                 if eq(r["prod"], pp["prod"]) and pp["price"] > avg:
                     out[(r["id"], pp["pname"])] += 1
+    elif name == "lateral_count_inner":  # comma LATERAL: a row without a group is dropped
+        for cc in c:
+            n = sum(1 for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
+                    and r["amount"] > 250)
+            if n:
+                out[(cc["cust"], n)] += 1
+    elif name == "lateral_max_cross":
+        for cc in c:
+            rows = [r for r in o if eq(r["cust"], cc["cust"]) and r["prod"] is not None
+                    and r["prod"] > 4]
+            if rows:
+                vals = [r["amount"] for r in rows if r["amount"] is not None]
+                out[(cc["cust"], max(vals) if vals else None)] += 1
+    elif name == "lateral_star":
+        for cc in c:
+            for pp in p:
+                if eq(pp["prod"], cc["cust"]):
+                    out[(cc["region"], pp["prod"], pp["pname"], pp["price"])] += 1
+    elif name == "scalar_nonagg":  # prods has one row per prod
+        for r in o:
+            names = [pp["pname"] for pp in p if eq(pp["prod"], r["prod"])]
+            out[(r["id"], names[0] if names else None)] += 1
+    elif name == "scalar_nonagg_updating":  # over an aggregate's changelog: one row per prod
+        for pp in p:
+            n = sum(1 for r in o if eq(r["prod"], pp["prod"]))
+            out[(pp["pname"], n or None)] += 1
+    elif name in ("lateral_count_updating", "scalar_having_updating"):
+        k = collections.Counter((r["cust"], r["prod"]) for r in o)  # the GROUP BY's changelog
+        for cc in c:
+            mine = [n for (cu, _), n in k.items() if eq(cu, cc["cust"])]
+            if name == "lateral_count_updating":
+                big = sum(1 for n in mine if n > 3)
+                if big:
+                    out[(cc["cust"], big)] += 1
+            else:
+                out[(cc["cust"], sum(mine) if len(mine) > 8 else None)] += 1
+    elif name == "scalar_having":
+        for cc in c:
+            rows = [r for r in o if eq(r["cust"], cc["cust"])]
+            s = group_sums(rows, lambda r: 0).get(0) if len(rows) > 20 else None
+            out[(cc["cust"], s)] += 1
+    elif name == "in_corr_group_agg":
+        for r in o:
+            maxes = set()
+            for pr in {x["prod"] for x in o if eq(x["cust"], r["cust"])}:
+                vals = [x["amount"] for x in o if eq(x["cust"], r["cust"]) and x["prod"] == pr
+                        and x["amount"] is not None]
+                maxes.add(max(vals) if vals else None)
+            if in3(r["amount"], maxes):
+                out[(r["id"],)] += 1
+    elif name == "outer_on_scalar":  # AVG of INT is an INT (truncated), as in Flink
+        avg = sum(pp["price"] for pp in p) // len(p)
+        for r in o:
+            ps = [pp for pp in p if eq(r["prod"], pp["prod"]) and pp["price"] > avg] or [None]
+            for pp in ps:
+                out[(r["id"], pp and pp["pname"])] += 1
     else:
         raise KeyError(name)
     return out
@@ -589,6 +645,43 @@ QUERIES = {
     "scalar_in_join_on": ("id BIGINT, pname STRING",
                           "SELECT o.id, p.pname FROM orders o JOIN prods p ON o.prod = p.prod "
                           "AND p.price > (SELECT AVG(price) FROM prods)"),
+    # issue 30's subqueries: inner LATERAL aggregates (grouped by the correlation column and
+    # inner-joined, as Flink 2.3), LATERAL (SELECT * ...), a non-aggregate scalar (one row at
+    # most, checked at run time), HAVING in a correlated scalar, IN over GROUP BY, a scalar in
+    # an outer join's ON
+    "lateral_count_inner": ("cust INT, n BIGINT",
+                            "SELECT c.cust, x.n FROM custs c, LATERAL (SELECT COUNT(*) AS n FROM "
+                            "orders o WHERE o.cust = c.cust AND o.amount > 250) x"),
+    "lateral_max_cross": ("cust INT, m INT",
+                          "SELECT c.cust, x.m FROM custs c CROSS JOIN LATERAL (SELECT "
+                          "MAX(o.amount) AS m FROM orders o WHERE o.cust = c.cust AND o.prod > 4) x"),
+    "lateral_star": ("region STRING, prod INT, pname STRING, price INT",
+                     "SELECT c.region, x.* FROM custs c, LATERAL (SELECT * FROM prods p "
+                     "WHERE p.prod = c.cust) x"),
+    "scalar_nonagg": ("id BIGINT, pn STRING",
+                      "SELECT o.id, (SELECT p.pname FROM prods p WHERE p.prod = o.prod) AS pn "
+                      "FROM orders o"),
+    "scalar_nonagg_updating": ("pname STRING, n BIGINT",
+                               "SELECT p.pname, (SELECT t.n FROM (SELECT prod, COUNT(*) AS n FROM "
+                               "orders GROUP BY prod) t WHERE t.prod = p.prod) AS n FROM prods p"),
+    # the same over an aggregate's changelog (its rows retracted and re-sent as counts grow)
+    "lateral_count_updating": ("cust INT, n BIGINT",
+                               "SELECT c.cust, x.n FROM custs c, LATERAL (SELECT COUNT(*) AS n FROM "
+                               "(SELECT cust, prod, COUNT(*) AS k FROM orders GROUP BY cust, prod) t "
+                               "WHERE t.cust = c.cust AND t.k > 3) x"),
+    "scalar_having_updating": ("cust INT, s BIGINT",
+                               "SELECT c.cust, (SELECT SUM(t.k) FROM (SELECT cust, prod, COUNT(*) "
+                               "AS k FROM orders GROUP BY cust, prod) t WHERE t.cust = c.cust "
+                               "HAVING COUNT(*) > 8) AS s FROM custs c"),
+    "scalar_having": ("cust INT, s INT",
+                      "SELECT c.cust, (SELECT SUM(o.amount) FROM orders o WHERE o.cust = c.cust "
+                      "HAVING COUNT(*) > 20) AS s FROM custs c"),
+    "in_corr_group_agg": ("id BIGINT",
+                          "SELECT o.id FROM orders o WHERE o.amount IN (SELECT MAX(o2.amount) "
+                          "FROM orders o2 WHERE o2.cust = o.cust GROUP BY o2.prod)"),
+    "outer_on_scalar": ("id BIGINT, pname STRING",
+                        "SELECT o.id, p.pname FROM orders o LEFT JOIN prods p ON o.prod = p.prod "
+                        "AND p.price > (SELECT AVG(price) FROM prods)"),
     # a parenthesised join as a join's right side
     "paren_join": ("id BIGINT, region STRING, pname STRING",
                    "SELECT o.id, c.region, p.pname FROM custs c JOIN (orders o JOIN prods p "
@@ -644,12 +737,17 @@ REFUSED = [
      "line 7, column 58: a subquery in HAVING or in the SELECT list of an aggregation that reads "
      "the grouped tables' columns is not supported"),
     ("SELECT o.id FROM orders o LEFT JOIN prods p ON o.prod = p.prod AND p.price > "
-     "(SELECT AVG(price) FROM prods)",
-     "line 7, column 78: a subquery in the ON clause of a LEFT JOIN is not supported"),
+     "(SELECT MAX(o2.amount) FROM orders o2 WHERE o2.id = o.id)",
+     "line 7, column 78: a correlated scalar subquery in the ON clause of a LEFT JOIN is not "
+     "supported (Flink 2.3 fails it too"),
+    ("SELECT o.id FROM orders o FULL JOIN prods p ON o.prod = p.prod AND o.cust IN "
+     "(SELECT cust FROM blocked)",
+     "line 7, column 68: IN (subquery) in the ON clause of a FULL JOIN is not supported"),
     ("SELECT id FROM orders WHERE cust IN (SELECT cust, why FROM blocked)",
      "line 7, column 29: Values passed to IN operator must have compatible types"),
-    ("SELECT id FROM orders WHERE amount > (SELECT cust FROM blocked)",
-     "line 7, column 38: a scalar subquery must be an aggregate without GROUP BY"),
+    ("SELECT id FROM orders WHERE amount > (SELECT cust FROM blocked GROUP BY cust)",
+     "line 7, column 38: a scalar subquery with GROUP BY, DISTINCT or without FROM is not "
+     "supported yet"),
 ]
 
 
@@ -658,6 +756,22 @@ def test_refusals_name_the_place(cluster, workdir):
     for i, (sql, msg) in enumerate(REFUSED):
         r = run_sql(cluster, workdir, f"bad{i}.sql", head + sql + ";\n")
         assert msg in r.stdout + r.stderr, (sql, r.stdout + r.stderr)
+
+
+def test_scalar_subquery_of_more_than_one_row_fails_the_job(cluster, workdir):
+    """A scalar subquery that is no aggregate may give one row at most, as Flink checks
+    at run time (its SINGLE_VALUE): blocked has three rows, so the job fails, naming it."""
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out-single")
+    r = run_sql(cluster, workdir, "single.sql", ddl(workdir, data()) +
+                f"CREATE TABLE sink (id BIGINT) WITH ('connector' = 'filesystem', 'path' = "
+                f"'{out}', 'format' = 'json');\nINSERT INTO sink SELECT id FROM orders "
+                "WHERE amount > (SELECT cust FROM blocked);\n")
+    assert r.returncode == 0 and job_ids(r.stdout), r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    assert cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)["state"] == "FAILED"
+    exc = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "a scalar subquery gave 2 rows for one value; it may give at most one" in exc, exc
 
 
 # ---- across a savepoint: the semi/anti joins' and aggregates' state restored
