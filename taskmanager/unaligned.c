@@ -414,6 +414,14 @@ static int switch_unaligned(run *r, uint64_t cpid, int64_t ts, int flags, char *
     return rc;
 }
 
+int tm_align_switch(run *r)
+{
+    char *dir = r->align_dir;
+    r->align_dir = NULL;
+    return switch_unaligned(r, r->aligning, r->align_ts, r->align_flags, dir,
+                            (uint64_t)(sl_mono_ns() - r->align_start_ns), r->chan_barrier);
+}
+
 /* An aligned checkpoint whose aligned-checkpoint-timeout passed, here
  * aligning or triggered and not yet taken: unaligned from now. */
 int tm_align_timeout(run *r)
@@ -454,3 +462,69 @@ void tm_chan_map(run *r)
     }
 }
 
+
+
+/* ---- the output side of an aligned-checkpoint-timeout -------------------- */
+
+static void out_tick(void *ctx) { tm_out_poll(ctx, 0); }
+
+void tm_out_hold(run *r, uint64_t cpid, int64_t deadline_ms, tm_snap_job *job)
+{
+    tm_out_abandon(r);
+    r->out_cpid = cpid;
+    r->out_job = job;
+    r->out_deadline_ms = deadline_ms;
+    r->out_next_ns = 0;
+    r->t->ws.tick = out_tick;
+    r->t->ws.ticking = 1; /* a producer blocked on its pool looks too */
+    tm_out_poll(r, 0);
+}
+
+void tm_out_abandon(run *r)
+{
+    if (!r->out_cpid) return;
+    tm_snap_job_free(r->out_job);
+    r->out_job = NULL;
+    r->out_cpid = 0;
+    r->t->ws.ticking = 0;
+}
+
+static void out_submit(run *r)
+{
+    tm_snap_job *job = r->out_job;
+    r->out_job = NULL;
+    r->out_cpid = 0;
+    r->t->ws.ticking = 0;
+    tm_snapshotter_submit(r->d->net, job);
+}
+
+void tm_out_poll(run *r, int force)
+{
+    if (!r->out_cpid) return;
+    int64_t now = sl_mono_ns();
+    if (!force && now < r->out_next_ns) return;
+    r->out_next_ns = now + 2000000;
+    tm_wset *ws = &r->t->ws;
+    if (!tm_exchange_queued_barriers(ws, r->out_cpid)) {
+        out_submit(r); /* every barrier went out in-band: aligned here */
+        return;
+    }
+    if (!force && sl_now_ms() < r->out_deadline_ms) return;
+    /* the timeout passed with the barrier still waiting for credit: it
+     * overtakes, as an unaligned barrier */
+    uint8_t *b = r->barrier_el;
+    b[16] = (uint8_t)((b[16] & ~SL_CP_ALIGN_TIMEOUT) | SL_CP_UNALIGNED);
+    int nch = 0, nbuf = 0;
+    char err[300];
+    tm_snap_job *cap = r->cap_job;
+    r->cap_job = r->out_job; /* for tm_cs_output */
+    if (tm_exchange_overtake_queued(ws, r->out_cpid, b, r->barrier_len, tm_cs_output, r, &nch, &nbuf, err,
+                                    sizeof err) != SL_OK && !r->out_job->error[0])
+        snprintf(r->out_job->error, sizeof r->out_job->error, "%s", err);
+    r->cap_job = cap;
+    r->out_job->unaligned = 1;
+    sl_info(TAG, "task %s (%d/%d): checkpoint %llu: the barrier overtook %d queued buffers on %d remote "
+            "channels (aligned-checkpoint-timeout)", r->ch->name, r->t->subtask + 1, r->ch->parallelism,
+            (unsigned long long)r->out_cpid, nbuf, nch);
+    out_submit(r);
+}

@@ -258,6 +258,19 @@ def test_unaligned_restore_at_another_parallelism(make_cluster, workdir):
     assert replayed(c) > 0
 
 
+def overtaken_remote(c):
+    """Buffers queued on remote channels that an aligned barrier overtook
+    when its aligned-checkpoint-timeout passed, as the TaskManagers log it."""
+    total = 0
+    for tm in c.tms:
+        with open(tm.log_path) as f:
+            for line in f:
+                m = re.search(r"the barrier overtook (\d+) queued buffers on \d+ remote", line)
+                if m:
+                    total += int(m.group(1))
+    return total
+
+
 def replayed(c):
     """In-flight records the TaskManagers say they replayed on restore."""
     total = 0
@@ -345,5 +358,30 @@ def test_aligned_checkpoints_report_data_processed_while_aligning(make_cluster, 
     for h in done:
         det = c.get(f"/jobs/{jid}/checkpoints/details/{h['id']}")
         assert sum(t["processed_data"] for t in det["tasks"].values()) == h["processed_data"], det
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+
+    # aligned-checkpoint-timeout with these small receive queues: the remote
+    # channel's in-band barrier waits for credit in the sender's queue, behind
+    # its buffers; once the timeout passed it overtakes them (Flink's output
+    # side), and they are the sources' output channel state -- a source
+    # writes channel state no other way in this mode
+    jid = c.submit(slow_job(unaligned=True, aligned_timeout="200 ms", timeout="30 s"))
+    c.wait_state(jid, "RUNNING", timeout=20)
+
+    def gen_output_state():
+        h = checkpoints(c, jid)["latest"]["completed"]
+        if not h:
+            return None
+        try:
+            _, files = channel_states(h["external_path"][len("file:"):])
+        except FileNotFoundError:
+            return None  # subsumed meanwhile
+        if any(f["head_uid"] == "gen" and f["size"] > 0 for f in files):
+            assert h["checkpoint_type"] == "UNALIGNED_CHECKPOINT", h
+            return h
+        return None
+    wait_for(gen_output_state, timeout=30, what="a checkpoint with the sources' output channel state")
+    assert overtaken_remote(c) > 0
     c.cli("cancel", jid, check=True)
     c.wait_state(jid, "CANCELED", timeout=20)
