@@ -142,7 +142,7 @@ def test_aligned_checkpoints_expire_unaligned_complete(make_cluster, workdir):
     c.wait_state(jid, "CANCELED", timeout=20)
 
 
-def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2):
+def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2, aligned_timeout=None):
     """test_checkpoints.agg_job with unaligned checkpoints, and the
     aggregate's changelog also into a blackhole throttled to slow_rate rows/s:
     the aggregate is backpressured, so buffers queue at its inputs (the
@@ -170,6 +170,8 @@ def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2):
                      {"from": "keyed", "to": "agg", "strategy": "hash", "keys": ["k"]},
                      {"from": "agg", "to": "out", "strategy": "forward"},
                      {"from": "agg", "to": "slow", "strategy": "rebalance"}]}
+    if aligned_timeout:
+        job["config"]["execution.checkpointing.aligned-checkpoint-timeout"] = aligned_timeout
     return job
 
 
@@ -193,8 +195,12 @@ def check_exact(out_paths, raw, n, keys):
     assert apply_changelog(out_paths) == expected_agg(range(1, n + 1), keys)
 
 
-@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
-def test_unaligned_failover_exactly_once(make_cluster, workdir, backend):
+@pytest.mark.parametrize("backend,aligned_timeout", [("hashmap", None), ("rocksdb", None),
+                                                     ("hashmap", "100 ms"), ("rocksdb", "100 ms")])
+def test_unaligned_failover_exactly_once(make_cluster, workdir, backend, aligned_timeout):
+    """With aligned_timeout the checkpoints start aligned and turn unaligned
+    once it passed, the barriers queued on remote channels overtaking the
+    senders' buffers (output channel state) as well as those at the gates."""
     chk = os.path.join(workdir, "chk")
     c = make_cluster(jm_conf=failover_conf(chk))
     extra = {"state.backend.type": backend}
@@ -202,13 +208,17 @@ def test_unaligned_failover_exactly_once(make_cluster, workdir, backend):
     c.add_tm(slots=2, extra=extra)
     n, keys = 12000, 20
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
-    jid = c.submit(backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=3000))
+    jid = c.submit(backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=3000,
+                                         aligned_timeout=aligned_timeout))
     c.wait_state(jid, "RUNNING", timeout=20)
     for v in c.job(jid)["vertices"]:
         subs = c.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"], (v["name"], subs)
 
     wait_persisted(c, jid)
+    if aligned_timeout:
+        wait_for(lambda: overtaken_remote(c) > 0, timeout=20,
+                 what="a barrier overtaking a remote send queue")
     wait_for(lambda: committed_files(out) and committed_files(raw), timeout=10,
              what="committed output")
     assert c.job(jid)["state"] == "RUNNING"
