@@ -51,40 +51,24 @@ static int replay_edge(const run *r, const sl_cs_section *s)
     return -1;
 }
 
-/* The old consumer parallelism of the head: from the channel-state
- * entries of its tasks, else the highest consumer subtask seen + 1. */
-static int replay_old_par(const run *r, uint32_t to)
-{
-    const Sluice__SnapshotMetadata *md = r->d->restore;
-    const char *uid = r->ops[0].vertex->uid;
-    for (size_t i = 0; i < md->n_channel_states; i++)
-        if (!strcmp(md->channel_states[i]->head_uid, uid) && md->channel_states[i]->parallelism)
-            return (int)md->channel_states[i]->parallelism;
-    return (int)to + 1;
-}
-
 /* Is a record of old channel (e, from, to) this subtask's now? The same
- * channel at the same parallelism; after a rescale, on a hash edge the
- * record's key group decides, on the others each old channel goes to one
- * new subtask (a broadcast edge: one old consumer's copy). */
+ * channel at the same parallelism. After a rescale, on a hash edge the
+ * record's key group decides; on the others old consumer subtask q's
+ * channels go to new subtask q mod p, as Flink's ROUND_ROBIN downstream
+ * mapping (a broadcast edge too: each old consumer's copy goes to one new
+ * subtask, so a new subtask beyond the old parallelism gets none, and
+ * after a scale-down one gets the copies of several). */
 static int replay_mine(replay *rp, const sl_edge *e, const sl_cs_section *s, const sl_row *row)
 {
     run *r = rp->r;
     int me = r->t->subtask, p = r->ch->parallelism;
-    switch (e->strategy) {
-    case SL_PART_HASH: {
+    if (e->strategy == SL_PART_HASH) {
         const sl_schema *sch = r->ops[0].ins[e->to_input];
         size_t n = sl_row_key_encode(row, sch, e->keys, e->nkeys, rp->keybuf, SL_MAX_KEY_BYTES);
         int kg = sl_kg_of_key(rp->keybuf, n, r->d->g->max_parallelism);
         return sl_kg_operator_index(kg, p, r->d->g->max_parallelism) == me;
     }
-    case SL_PART_BROADCAST: {
-        int old = replay_old_par(r, s->ch.to_subtask);
-        return (int)s->ch.to_subtask == me % (old > 0 ? old : 1);
-    }
-    default:
-        return (int)(s->ch.to_subtask % (uint32_t)p) == me;
-    }
+    return (int)(s->ch.to_subtask % (uint32_t)p) == me;
 }
 
 static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t errlen)
@@ -96,8 +80,7 @@ static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t e
     if (e_idx < 0) return SL_OK; /* another task's channels */
     const sl_edge *e = &r->d->g->e[e_idx];
     /* without a rescale only this subtask's own channels can hold its records */
-    if (e->strategy != SL_PART_HASH && e->strategy != SL_PART_BROADCAST &&
-        (int)(s->ch.to_subtask % (uint32_t)r->ch->parallelism) != r->t->subtask)
+    if (e->strategy != SL_PART_HASH && (int)(s->ch.to_subtask % (uint32_t)r->ch->parallelism) != r->t->subtask)
         return SL_OK;
     int ci = -1;
     for (int i = 0; i < rp->nchans; i++)
