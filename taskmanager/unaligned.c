@@ -34,7 +34,8 @@ typedef struct replay {
     tm_reader rd;               /* per entry of chans */
     int nchans, cap;
     uint8_t *keybuf;
-    uint64_t records;
+    uint64_t records, watermarks;
+    signed char *same_par;      /* per edge: 1 neither end rescaled, -1 one was, 0 not known yet */
 } replay;
 
 /* The head's input edge a section belongs to, or -1. */
@@ -69,6 +70,62 @@ static int replay_mine(replay *rp, const sl_edge *e, const sl_cs_section *s, con
         return sl_kg_operator_index(kg, p, r->d->g->max_parallelism) == me;
     }
     return (int)(s->ch.to_subtask % (uint32_t)p) == me;
+}
+
+/* The parallelism vertex uid had in the snapshot, 0 when it does not say
+ * (a stateless operator without channel state). */
+static int old_parallelism_of(const Sluice__SnapshotMetadata *md, const char *uid)
+{
+    for (size_t i = 0; i < md->n_operators; i++)
+        if (!strcmp(md->operators[i]->uid, uid)) return (int)md->operators[i]->parallelism;
+    for (size_t i = 0; i < md->n_channel_states; i++)
+        if (!strcmp(md->channel_states[i]->head_uid, uid) && md->channel_states[i]->parallelism)
+            return (int)md->channel_states[i]->parallelism;
+    return 0;
+}
+
+/* ... of vertex v, or of another vertex of its chain (a chain's vertices
+ * share their parallelism). */
+static int replay_old_parallelism(const run *r, int v)
+{
+    const sl_jobgraph *g = r->d->g;
+    int p = old_parallelism_of(r->d->restore, g->v[v].uid);
+    for (int k = 0; k < g->nchains && !p; k++) {
+        const sl_chain *ch = &g->chains[k];
+        int in = 0;
+        for (int i = 0; i < ch->n; i++) in |= ch->vertices[i] == v;
+        for (int i = 0; i < ch->n && in && !p; i++) p = old_parallelism_of(r->d->restore, g->v[ch->vertices[i]].uid);
+    }
+    return p;
+}
+
+/* A watermark in old channel s of edge e_idx. Where neither end was
+ * rescaled the old channel is this task's gate channel from the same
+ * producer subtask: it goes through the valve in its order among the
+ * records, as if it had just arrived, and the channel's watermark starts
+ * there (the producer's new watermarks count from above it). After a
+ * rescale a channel's watermarks say nothing of the new channels': time
+ * restarts with the new input. */
+static int replay_watermark(replay *rp, int e_idx, const sl_cs_section *s, int64_t wm)
+{
+    run *r = rp->r;
+    const sl_jobgraph *g = r->d->g;
+    const sl_edge *e = &g->e[e_idx];
+    if ((int)s->ch.to_subtask != r->t->subtask) return SL_OK;
+    if (rp->same_par[e_idx] == 0) {
+        int from_old = replay_old_parallelism(r, e->from);
+        int to_old = replay_old_parallelism(r, e->to);
+        rp->same_par[e_idx] = (from_old == g->v[e->from].parallelism && to_old == r->ch->parallelism) ? 1 : -1;
+    }
+    if (rp->same_par[e_idx] < 0) return SL_OK;
+    for (int c = 0; c < r->t->ngate_chan; c++)
+        if (r->chan_edge[c] == e_idx && r->chan_from[c] == (int)s->ch.from_subtask) {
+            rp->watermarks++;
+            int rc = sl_valve_watermark(&r->valve, &r->ops[0], c, wm);
+            r->in_wm = r->ops[0].current_watermark;
+            return rc;
+        }
+    return SL_OK;
 }
 
 static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t errlen)
@@ -114,7 +171,14 @@ static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t e
         if (x != SL_OK) return sl_seterr(err, errlen, "damaged in-flight data of channel %s -> %s (%u -> %u): %s",
                                          s->ch.from_uid, s->ch.to_uid, s->ch.from_subtask + 1,
                                          s->ch.to_subtask + 1, xerr);
-        if (el.tag != SL_EL_RECORD) continue; /* watermarks, status, barriers, ends: time restarts */
+        if (el.tag == SL_EL_WATERMARK && el.len == 8) {
+            if (replay_watermark(rp, e_idx, s, sl_get_lei64(el.p)) != SL_OK) {
+                tm_run_fail(r, head);
+                return sl_seterr(err, errlen, "%s", r->err);
+            }
+            continue;
+        }
+        if (el.tag != SL_EL_RECORD) continue; /* status, barriers, ends, markers */
         sl_row row;
         char derr[200];
         row.vals = r->in_vals;
@@ -143,6 +207,7 @@ int tm_replay_channels(run *r)
     replay rp = {0};
     rp.r = r;
     rp.keybuf = sl_malloc(SL_MAX_KEY_BYTES);
+    rp.same_par = sl_calloc((size_t)(r->d->g->ne ? r->d->g->ne : 1), 1);
     int rc = SL_OK;
     for (int pass = 0; pass < 2 && rc == SL_OK; pass++) {
         rp.kind = pass ? SL_CS_OUTPUT : SL_CS_INPUT;
@@ -155,18 +220,23 @@ int tm_replay_channels(run *r)
         }
     }
     if (rc == SL_OK)
-        sl_info(TAG, "task %s (%d/%d): replayed %llu in-flight records of the checkpoint", r->ch->name,
-                r->t->subtask + 1, r->ch->parallelism, (unsigned long long)rp.records);
+        sl_info(TAG, "task %s (%d/%d): replayed %llu in-flight records of the checkpoint (%llu watermarks)",
+                r->ch->name, r->t->subtask + 1, r->ch->parallelism, (unsigned long long)rp.records,
+                (unsigned long long)rp.watermarks);
     else
         r->failed = 1;
     tm_reader_free(&rp.rd);
     free(rp.chans);
     free(rp.keybuf);
+    free(rp.same_par);
     return rc;
 }
 
 
 /* ---- unaligned checkpoints: channel state ------------------------------- */
+
+static void cs_write_counted(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to,
+                             const void *a, uint32_t alen, const void *b, uint32_t blen, int counted);
 
 /* Append a section of in-flight data (a + b) for channel (edge e, producer
  * subtask from, consumer subtask to) to job's channel-state file, opened on
@@ -174,6 +244,12 @@ int tm_replay_channels(run *r)
  * task. */
 static void cs_write(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to, const void *a,
                      uint32_t alen, const void *b, uint32_t blen)
+{
+    cs_write_counted(r, job, kind, e, from, to, a, alen, b, blen, 1);
+}
+
+static void cs_write_counted(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to,
+                             const void *a, uint32_t alen, const void *b, uint32_t blen, int counted)
 {
     if (job->error[0]) return;
     char err[400];
@@ -217,7 +293,7 @@ static void cs_write(run *r, tm_snap_job *job, int kind, const sl_edge *e, int f
     sl_cs_chan ch = {g->v[e->from].uid, g->v[e->to].uid, (uint32_t)e->to_input, (uint32_t)from, (uint32_t)to};
     if (sl_cs_append2(job->cs, kind, &ch, a, alen, b, blen, err, sizeof err) != SL_OK)
         snprintf(job->error, sizeof job->error, "channel state: %s", err);
-    else
+    else if (counted)
         job->persisted += (uint64_t)alen + blen;
 }
 
@@ -282,6 +358,17 @@ void tm_cap_start(run *r, uint64_t cpid, tm_snap_job *job)
         if (sl_valve_ended(&r->valve, c)) {
             tm_cap_mark(r, c, 0);
             continue;
+        }
+        if (!sl_valve_idle(&r->valve, c) && r->valve.wm[c] > INT64_MIN) {
+            /* the channel's watermark at the snapshot, before its in-flight
+             * data: a restore at the same parallelism starts the channel
+             * there, so its rows are judged late or not as they were */
+            uint8_t w[SL_EL_HDR + 8];
+            w[0] = SL_EL_WATERMARK;
+            sl_put_le32(w + 1, 8);
+            sl_put_lei64(w + SL_EL_HDR, r->valve.wm[c]);
+            cs_write_counted(r, job, SL_CS_INPUT, &r->d->g->e[r->chan_edge[c]], r->chan_from[c], r->t->subtask, w,
+                             sizeof w, NULL, 0, 0);
         }
         tm_span_in *sp = &r->t->rd.chan[c];
         if (!sp->want) continue;

@@ -484,3 +484,75 @@ def test_unaligned_rescale_broadcast_edge(make_cluster, workdir):
     counts = raw_ids(run1 + run2)
     bad = [(i, counts.get(i, 0)) for i in range(1, n + 1) if counts.get(i, 0) != (2 if i <= cut else 3)]
     assert not bad, (cut, bad[:10], len(bad))
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_unaligned_event_time_windows_exact_after_failover(make_cluster, workdir, backend):
+    """Watermarks in channel state: test_windows' seeded event-time stream
+    (a watermark after every row that advances it, 1 s delay, so which rows
+    are late is fixed) into a 10 s tumbling COUNT/SUM, behind a pass-through
+    calc that also feeds a throttled sink, so the calc's input holds rows
+    and watermarks in flight at every unaligned checkpoint. A
+    TaskManager is killed and replaced: each channel's watermark at the
+    snapshot and the watermarks in flight are replayed in order with the
+    rows, so the restored task judges late rows exactly as the run without
+    the failure did -- the committed windows equal the model's."""
+    from test_windows import BASE, expected_windows, read_windows
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf=failover_conf(chk))
+    extra = {"state.backend.type": backend}
+    c.add_tm(slots=1, extra=extra)
+    n, disorder = 8000, 5000
+    out = os.path.join(workdir, "w")
+    # parallelism 1 throughout, so the window reads one channel and its
+    # watermark is the generator's, row by row (test_windows' model)
+    job = {"name": "event-time windows, backpressured", "parallelism": 1,
+           "config": {"execution.checkpointing.unaligned.enabled": "true"},
+           "vertices": [
+               {"id": "gen", "uid": "gen", "type": "datagen", "parallelism": 1,
+                "schema": [{"name": "id", "type": "BIGINT"}],
+                "config": {"rows-per-second": "4000", "fields.id.kind": "sequence",
+                           "fields.id.start": "1", "fields.id.end": str(n)}},
+               {"id": "ev", "uid": "ev", "type": "calc", "parallelism": 1,
+                "config": {"projection": [
+                    "id", "CAST(id % 5 AS INT) AS user_id",
+                    f"TO_TIMESTAMP_LTZ({BASE} + id * 100 - (id * 7919) % {disorder}, 3) AS ts"]}},
+               {"id": "wm", "uid": "wm", "type": "watermark", "parallelism": 1,
+                "config": {"column": "ts", "delay": "1 s", "interval": "0 ms"}},
+               {"id": "pass", "uid": "pass", "type": "calc",
+                "config": {"projection": ["id", "user_id", "ts"]}},
+               {"id": "win", "uid": "win", "type": "window",
+                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                           "group-by": ["user_id"], "aggregates": ["COUNT(*) AS cnt", "SUM(id) AS s"]}},
+               {"id": "out", "uid": "out", "type": "file", "config": {"path": out, "format": "json"}},
+               {"id": "slow", "uid": "slow", "type": "blackhole",
+                "config": {"sink.rows-per-second": "2000"}}],
+           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
+                     {"from": "wm", "to": "pass", "strategy": "rebalance"},
+                     {"from": "pass", "to": "win", "strategy": "hash", "keys": ["user_id"]},
+                     {"from": "win", "to": "out", "strategy": "forward"},
+                     {"from": "pass", "to": "slow", "strategy": "rebalance"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_persisted(c, jid)
+    wait_for(lambda: committed_files(out), timeout=15, what="committed windows")
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=1, extra=extra)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert checkpoints(c, jid)["counts"]["restored"] == 1
+    exp, late = expected_windows(n, disorder_ms=disorder, delay_ms=1000)
+    assert late > 0
+    assert read_windows(out) == exp
+    assert replayed_watermarks(c) > 0
+
+
+def replayed_watermarks(c):
+    total = 0
+    for tm in c.tms:
+        with open(tm.log_path) as f:
+            for line in f:
+                m = re.search(r"in-flight records of the checkpoint \((\d+) watermarks\)", line)
+                if m:
+                    total += int(m.group(1))
+    return total
