@@ -21,6 +21,16 @@ real daemons.
   in-flight data, restored from its retained checkpoint at another
   parallelism: the records in the channel state are re-partitioned by key
   group, and the output is again exactly the COUNT/SUM of the sequence.
+- Aligned-checkpoint-timeout across TaskManagers: with small receive
+  queues the remote channel's in-band barrier waits for credit in the
+  sender's queue; once the timeout passed it overtakes the queued buffers,
+  which become the sender's output channel state. The failover test runs in
+  that mode too (on both backends).
+- Rescale across a broadcast edge (p=2 -> 3): each old consumer's in-flight
+  copy goes to one new subtask (Flink's ROUND_ROBIN), the new third subtask
+  starts at the checkpoint; exact per-id counts.
+- Watermarks in channel state: seeded event-time windows with late rows
+  under backpressure, a TaskManager killed: the windows equal the model's.
 - Stop-with-savepoint stays aligned (SYNC_SAVEPOINT, no channel state).
 - On S3: channel-state files staged, uploaded, fetched back for a restore.
 
