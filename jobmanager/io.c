@@ -95,6 +95,11 @@ static void run(jm *j, jm_io_job *job)
         if (!jm_ha_may_act(j)) /* fenced: a deposed leader writes no metadata */
             op->u.written.rc = sl_seterr(op->u.written.err, sizeof op->u.written.err,
                                          "this JobManager is not the confirmed leader");
+        else if (!sl_store_is_s3(job->dir) &&
+                 sl_mkdirs(job->dir, op->u.written.err, sizeof op->u.written.err) != SL_OK)
+            /* no subtask wrote a file (every task had finished when it
+             * was triggered): the directory is ours to make */
+            op->u.written.rc = SL_ERR;
         else
             op->u.written.rc = sl_snapshot_write_metadata(job->dir, job->data, job->len,
                                                           op->u.written.err, sizeof op->u.written.err);

@@ -2,7 +2,9 @@
  * buffer.c -- see buffer.h. One mutex and condition variable per pool; the
  * lock is taken once per 32 KiB buffer, never per record.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include "buffer.h"
 
 sl_pool *sl_pool_new(int nbufs, uint32_t size)
@@ -58,9 +60,28 @@ sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
         b->next = NULL;
         b->prio = 0;
         b->overtaken = 0;
+        b->barrier = 0;
         b->recycle = sl_pool_put;
     }
     return b;
+}
+
+sl_netbuf *sl_pool_get_timed(sl_pool *p, int64_t timeout_ns, int64_t *waited_ns, int *timed_out)
+{
+    int64_t t0 = sl_mono_ns();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the pool's condition variable's clock */
+    int64_t ns = (int64_t)until.tv_nsec + timeout_ns;
+    until.tv_sec += (time_t)(ns / 1000000000);
+    until.tv_nsec = (long)(ns % 1000000000);
+    *timed_out = 0;
+    pthread_mutex_lock(&p->mu);
+    while (!p->free && !p->cancelled && !*timed_out)
+        if (pthread_cond_timedwait(&p->cv, &p->mu, &until) == ETIMEDOUT) *timed_out = !p->free;
+    pthread_mutex_unlock(&p->mu);
+    if (waited_ns) *waited_ns = sl_mono_ns() - t0;
+    if (*timed_out || p->cancelled) return NULL;
+    return sl_pool_tryget(p);
 }
 
 sl_netbuf *sl_pool_tryget(sl_pool *p)
@@ -79,6 +100,7 @@ sl_netbuf *sl_pool_tryget(sl_pool *p)
         b->next = NULL;
         b->prio = 0;
         b->overtaken = 0;
+        b->barrier = 0;
         b->recycle = sl_pool_put;
     }
     return b;

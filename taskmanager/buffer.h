@@ -61,6 +61,9 @@ struct sl_netbuf {
     uint8_t prio;        /* an unaligned checkpoint's barrier: goes ahead of the
                             buffers queued at a gate or on a send queue */
     int overtaken;       /* prio at a gate: buffers of its channel it went ahead of */
+    uint64_t barrier;    /* a producer's buffer ending with the in-band barrier
+                            of this checkpoint, 0 = none (found in a remote send
+                            queue when an aligned-checkpoint-timeout passes) */
     sl_qmsg qm;          /* receive buffers: TM_OP_RECV_BACK on the network
                             thread's inbox (tm.h) */
 };
@@ -83,6 +86,9 @@ sl_pool *sl_pool_new(int nbufs, uint32_t size);
  * NULL when the pool is closed. */
 sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns);
 sl_netbuf *sl_pool_tryget(sl_pool *p);
+/* sl_pool_get that gives up after timeout_ns: NULL with *timed_out set
+ * (else NULL means cancelled). */
+sl_netbuf *sl_pool_get_timed(sl_pool *p, int64_t timeout_ns, int64_t *waited_ns, int *timed_out);
 void sl_pool_put(sl_netbuf *b);
 /* A buffer of its own (malloc'd, freed by its recycle) for a priority
  * barrier, which must not wait for a pool: at most one per channel and

@@ -363,7 +363,24 @@ static sl_netbuf *get_buffer(tm_wset *ws)
     sl_netbuf *b = sl_pool_tryget(ws->t->out_pool);
     if (!b) {
         if (ws->wait_begin) ws->wait_begin(ws->wait_ctx, sl_mono_ns());
-        b = sl_pool_get(ws->t->out_pool, &waited);
+        if (ws->tick && ws->ticking) {
+            /* something is due while we wait (an aligned-checkpoint-timeout) */
+            for (;;) {
+                int64_t w = 0;
+                int timed_out = 0;
+                b = sl_pool_get_timed(ws->t->out_pool, 5000000, &w, &timed_out);
+                waited += w;
+                if (b || !timed_out) break;
+                ws->tick(ws->wait_ctx);
+                if (!ws->ticking) {
+                    b = sl_pool_get(ws->t->out_pool, &w);
+                    waited += w;
+                    break;
+                }
+            }
+        } else {
+            b = sl_pool_get(ws->t->out_pool, &waited);
+        }
         if (ws->wait_end) ws->wait_end(ws->wait_ctx, waited);
     }
     return b;
@@ -430,6 +447,141 @@ int tm_exchange_priority_barrier(tm_wset *ws, const void *payload, size_t len,
             if (rc != SL_OK) return sl_seterr(err, errlen, "%s: persisting in-flight data failed", ws->vertex);
         }
     }
+    return SL_OK;
+}
+
+/* fn(oc, writer, subpartition, ctx) on every remote channel of t; stops at
+ * the first that does not return SL_OK. */
+static int each_remote(tm_task *t, int (*fn)(tm_outchan *, tm_writer *, int, void *), void *ctx)
+{
+    for (int w = 0; w < t->nwriters; w++) {
+        tm_writer *wr = &t->writers[w];
+        for (int k = 0; k < wr->nsub; k++) {
+            if (wr->e->strategy == SL_PART_FORWARD && k != t->subtask) continue;
+            tm_outchan *oc = wr->chans[k];
+            if (!oc || oc->local) continue;
+            int rc = fn(oc, wr, k, ctx);
+            if (rc != SL_OK) return rc;
+        }
+    }
+    return SL_OK;
+}
+
+/* The buffer of oc's send queue that ends with barrier cpid, under
+ * oc->peer->mu; *before gets the one ahead of it (NULL: it is the head). */
+static sl_netbuf *queued_barrier(tm_outchan *oc, uint64_t cpid, sl_netbuf **before)
+{
+    sl_netbuf *prev = NULL;
+    for (sl_netbuf *x = oc->qhead; x; prev = x, x = x->next)
+        if (x->barrier == cpid) {
+            if (before) *before = prev;
+            return x;
+        }
+    return NULL;
+}
+
+static int count_queued(tm_outchan *oc, tm_writer *wr, int k, void *ctx)
+{
+    SL_UNUSED(wr);
+    SL_UNUSED(k);
+    uint64_t *a = ctx; /* a[0] cpid, a[1] count */
+    pthread_mutex_lock(&oc->peer->mu);
+    a[1] += queued_barrier(oc, a[0], NULL) != NULL;
+    pthread_mutex_unlock(&oc->peer->mu);
+    return SL_OK;
+}
+
+int tm_exchange_queued_barriers(tm_wset *ws, uint64_t cpid)
+{
+    uint64_t a[2] = {cpid, 0};
+    each_remote(ws->t, count_queued, a);
+    return (int)a[1];
+}
+
+int tm_exchange_has_remote(const tm_task *t)
+{
+    for (int w = 0; w < t->nwriters; w++)
+        for (int k = 0; k < t->writers[w].nsub; k++)
+            if (t->writers[w].chans[k] && !t->writers[w].chans[k]->local) return 1;
+    return 0;
+}
+
+typedef struct overtake_ctx {
+    uint64_t cpid;
+    const uint8_t *payload;
+    size_t len;
+    int (*out)(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b);
+    void *ctx;
+    int channels, buffers;
+} overtake_ctx;
+
+static int overtake_one(tm_outchan *oc, tm_writer *wr, int k, void *arg)
+{
+    overtake_ctx *o = arg;
+    tm_peer *p = oc->peer;
+    uint32_t el = (uint32_t)(SL_EL_HDR + o->len);
+    int rc = SL_OK;
+    sl_netbuf *drop = NULL;
+    pthread_mutex_lock(&p->mu);
+    sl_netbuf *prev = NULL, *bx = queued_barrier(oc, o->cpid, &prev);
+    /* the barrier is its buffer's last element, as this task wrote it */
+    if (bx && (bx->len < el || bx->data[bx->len - el] != SL_EL_BARRIER ||
+               sl_get_le32(bx->data + bx->len - el + 1) != (uint32_t)o->len))
+        bx = NULL;
+    if (bx) {
+        /* what is queued ahead of the barrier, and its own buffer's
+         * elements before it, are output channel state; they stay queued
+         * and go to the consumer after the barrier, which it processes as
+         * data after its snapshot */
+        for (sl_netbuf *x = oc->qhead; x && rc == SL_OK; x = x->next) {
+            if (x == bx) {
+                sl_netbuf part = *bx;
+                part.len = bx->len - el;
+                if (part.len) rc = o->out(o->ctx, wr->e, k, &part);
+                break;
+            }
+            rc = o->out(o->ctx, wr->e, k, x);
+            o->buffers++;
+        }
+        bx->len -= el;
+        bx->barrier = 0;
+        if (!bx->len) { /* the barrier alone: the buffer goes */
+            if (prev) prev->next = bx->next;
+            else oc->qhead = bx->next;
+            if (oc->qtail == bx) oc->qtail = prev;
+            oc->qlen--;
+            drop = bx;
+        } else {
+            o->buffers++;
+        }
+        sl_netbuf *b = sl_netbuf_heap(el);
+        put_hdr(b->data, SL_EL_BARRIER, (uint32_t)o->len);
+        memcpy(b->data + SL_EL_HDR, o->payload, o->len);
+        b->len = el;
+        b->prio = 1;
+        if (oc->ptail) oc->ptail->next = b;
+        else oc->phead = b;
+        oc->ptail = b;
+        o->channels++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (drop) {
+        drop->next = NULL;
+        sl_buf_recycle(drop);
+    }
+    if (bx) tm_net_peer_wake(p);
+    return rc;
+}
+
+int tm_exchange_overtake_queued(tm_wset *ws, uint64_t cpid, const void *payload, size_t len,
+                                int (*out)(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b),
+                                void *ctx, int *channels, int *buffers, char *err, size_t errlen)
+{
+    overtake_ctx o = {cpid, payload, len, out, ctx, 0, 0};
+    int rc = each_remote(ws->t, overtake_one, &o);
+    *channels = o.channels;
+    *buffers = o.buffers;
+    if (rc != SL_OK) return sl_seterr(err, errlen, "%s: persisting in-flight data failed", ws->vertex);
     return SL_OK;
 }
 
@@ -565,6 +717,7 @@ static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row 
         if (n) {
             put_hdr(p, tag, (uint32_t)(n - SL_EL_HDR));
             b->len += (uint32_t)n;
+            if (tag == SL_EL_BARRIER && plen >= 8) b->barrier = sl_get_le64(payload);
             return SL_OK;
         }
         if (b->len == 0 && b->cap < b->pool->size) {

@@ -187,6 +187,10 @@ typedef struct tm_wset {
     void *wait_ctx;
     uint64_t rng;               /* xorshift state: latency markers' random channel */
     int debloat;                /* start buffers at their consumer's announced size */
+    /* called every few ms while waiting for an output buffer, as long as
+     * `ticking` (an aligned-checkpoint-timeout that may pass meanwhile) */
+    void (*tick)(void *ctx);    /* wait_ctx */
+    int ticking;
 } tm_wset;
 
 /* Reassembly of spanning records, per input channel. */
@@ -257,6 +261,22 @@ int tm_exchange_priority_barrier(tm_wset *ws, const void *payload, size_t len,
                                  int (*out)(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b),
                                  void *ctx, char *err, size_t errlen);
 int tm_exchange_has_output(const tm_task *t, int output);
+/* Whether t sends on a remote channel. */
+int tm_exchange_has_remote(const tm_task *t);
+/* The remote channels whose send queue still holds the in-band barrier of
+ * cpid (waiting for credit). */
+int tm_exchange_queued_barriers(tm_wset *ws, uint64_t cpid);
+/* An aligned barrier of cpid that its aligned-checkpoint-timeout caught in
+ * a remote send queue overtakes it, as Flink's producer does: the queued
+ * buffers ahead of it, and its own buffer's elements before it, are given
+ * to out(ctx, edge, consumer subtask, buffer) -- output channel state --
+ * and stay queued; the barrier (its element taken out of that buffer) goes
+ * ahead of them as a priority barrier with payload[len] (flags unaligned).
+ * *channels and *buffers count what was overtaken. SL_ERR with err set
+ * when out failed. */
+int tm_exchange_overtake_queued(tm_wset *ws, uint64_t cpid, const void *payload, size_t len,
+                                int (*out)(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b),
+                                void *ctx, int *channels, int *buffers, char *err, size_t errlen);
 
 /* The next element of b from *pos (advanced): SL_OK with *el set; SL_AGAIN
  * when the element was a part of a spanning record not yet complete;

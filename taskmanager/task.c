@@ -652,6 +652,7 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
                          uint64_t alignment_ns)
 {
     tm_task *t = r->t;
+    tm_out_poll(r, 1); /* an earlier one's barrier still queued: it goes now */
     int64_t t0 = sl_mono_ns();
     tm_snap_job *job = sl_calloc(1, sizeof *job);
     memcpy(job->job_id, r->d->job_id, sizeof job->job_id);
@@ -741,7 +742,7 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     /* then the aligned-checkpoint-timeout, which ALIGN_TIMEOUT goes by */
     sl_put_lei64(b + 19 + dl, (flags & SL_CP_ALIGN_TIMEOUT) ? r->align_timeout_ms : 0);
     r->barrier_len = 27 + dl;
-    int rc = SL_OK;
+    int rc = SL_OK, inband = 0;
     if (!r->out_ended) {
         /* after END nothing follows downstream: it does not wait for us */
         rc = first_word(r, 0);
@@ -752,6 +753,7 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
             r->cap_job = NULL;
         } else if (rc == SL_OK) {
             rc = writers_broadcast(r, SL_EL_BARRIER, 0);
+            inband = rc == SL_OK;
         }
         flush_writers(r);
     } else if (!r->final_from) {
@@ -766,6 +768,12 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     if (job->unaligned && t->ngate_chan && rc == SL_OK) {
         tm_cap_start(r, cpid, job);
         tm_cap_maybe_done(r);
+        return rc;
+    }
+    if (inband && (flags & SL_CP_ALIGN_TIMEOUT) && r->align_timeout_ms > 0 && tm_exchange_has_remote(t)) {
+        /* its barrier may wait for credit behind queued buffers past the
+         * aligned-checkpoint-timeout: the snapshot waits for it to leave */
+        tm_out_hold(r, cpid, ts + r->align_timeout_ms, job);
         return rc;
     }
     tm_snapshotter_submit(r->d->net, job);
@@ -860,6 +868,17 @@ static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint3
         return SL_OK;
     }
     if (cpid <= r->last_cp) return SL_OK; /* an older checkpoint, already superseded */
+    if ((flags & SL_CP_UNALIGNED) && r->aligning == cpid) {
+        /* aligning it, and upstream's aligned-checkpoint-timeout passed
+         * first: unaligned from now, the channels whose barrier came are
+         * aligned */
+        int rc = tm_align_switch(r);
+        if (rc == SL_OK && r->cap_cpid == cpid) {
+            tm_cap_channel(r, c, b);
+            tm_cap_maybe_done(r);
+        }
+        return rc;
+    }
     if (flags & SL_CP_UNALIGNED) {
         /* the first barrier of an unaligned checkpoint: snapshot now (an
          * older capture or alignment is abandoned: the coordinator times
@@ -954,6 +973,7 @@ static int handle_mail(run *r, int *stop)
             break;
         case TM_MAIL_ABORT:
             if (r->cap_cpid && x->cpid >= r->cap_cpid) tm_cap_abandon(r);
+            if (r->out_cpid && x->cpid >= r->out_cpid) tm_out_abandon(r);
             op_checkpoint_done(r, x->cpid, 0);
             if (r->failed) rc = SL_ERR;
             if (x->cpid == r->stop_cpid && !r->stop_drain && !r->out_ended) {
@@ -1047,6 +1067,7 @@ static int run_source(run *r)
          * whether it has anything to read (no split: it says idle), and
          * that is its first word, before any barrier */
         if (r->said && handle_mail(r, &stop) != SL_OK) return SL_ERR;
+        tm_out_poll(r, 0);
         if (stop & SL_CP_DRAIN) return finish_ends(r, 1);
         if (stop) {
             if (await_stop(r) != SL_OK) return SL_ERR;
@@ -1201,6 +1222,7 @@ static int run_consumer(run *r)
         int stop = 0;
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
         if (tm_align_timeout(r) != SL_OK) return SL_ERR;
+        tm_out_poll(r, 0);
         if (r->cap_scan && __atomic_load_n(&t->gate.pushed, __ATOMIC_RELAXED) != r->cap_scanned) {
             tm_cap_scan_gate(r, r->cap_cpid); /* in-band barriers queued since */
             tm_cap_maybe_done(r);
@@ -1337,11 +1359,13 @@ static void *task_main(void *arg)
             sl_netbuf *late = tm_gate_take(&t->gate, sl_mono_ns() + 100000000);
             if (late) sl_buf_recycle(late); /* every input has ended: nothing can come */
             if (handle_mail(&r, &stop) != SL_OK) rc = SL_ERR;
+            tm_out_poll(&r, 0);
         }
         if (rc == SL_OK && r.stop_done < 0)
             rc = sl_seterr(r.err, sizeof r.err, "the stop-with-savepoint savepoint failed");
         publish(&r);
         tm_cap_abandon(&r); /* a capture that did not finish: its views go before the state */
+        tm_out_abandon(&r);
         close_chain(&r);
     }
     Sluice__TaskState final;

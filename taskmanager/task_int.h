@@ -71,6 +71,14 @@ typedef struct run {
                                    in-band, look for them in the gate as they queue */
     uint64_t cap_scanned;       /* the gate's `pushed` when last looked */
     int *chan_edge, *chan_from; /* per channel: its edge (g->e index) and producer subtask */
+    /* the output side of an aligned-checkpoint-timeout: the snapshot of
+     * out_cpid (aligned) waits here while its in-band barrier is queued on
+     * a remote channel; when the timeout passes first, the barrier overtakes
+     * what is queued ahead of it (output channel state) */
+    uint64_t out_cpid;          /* 0 = none */
+    tm_snap_job *out_job;
+    int64_t out_deadline_ms;    /* wall clock: trigger time + the timeout */
+    int64_t out_next_ns;        /* monotonic: when to look at the queues again */
     uint64_t final_from;        /* first checkpoint taken after out_ended, 0 = none */
     int final_done;             /* a checkpoint >= final_from completed */
     uint8_t barrier_el[4200];   /* the barrier element's payload being sent */
@@ -97,6 +105,17 @@ void tm_cap_mark(run *r, int c, int skip);            /* channel c needs no more
 void tm_cap_on_process(run *r, const sl_netbuf *b);   /* b is about to be processed */
 void tm_cap_scan_gate(run *r, uint64_t cpid);         /* in-band barriers queued at the gate */
 int tm_align_timeout(run *r);                         /* switch a timed-out alignment */
+/* An aligned barrier of checkpoint r->aligning came as an unaligned one
+ * (upstream's timeout passed first): unaligned from now, the channels
+ * whose barrier came are aligned. */
+int tm_align_switch(run *r);
+/* The output side (out_cpid above): hold job while its barrier is queued
+ * remotely; look again (every few ms unless force), submitting it once the
+ * barriers left or after overtaking them once the timeout passed; drop it
+ * (an abort, the end). */
+void tm_out_hold(run *r, uint64_t cpid, int64_t deadline_ms, tm_snap_job *job);
+void tm_out_poll(run *r, int force);
+void tm_out_abandon(run *r);
 int tm_replay_channels(run *r);                       /* restore: the in-flight records */
 
 #endif

@@ -34,7 +34,8 @@ typedef struct replay {
     tm_reader rd;               /* per entry of chans */
     int nchans, cap;
     uint8_t *keybuf;
-    uint64_t records;
+    uint64_t records, watermarks;
+    signed char *same_par;      /* per edge: 1 neither end rescaled, -1 one was, 0 not known yet */
 } replay;
 
 /* The head's input edge a section belongs to, or -1. */
@@ -51,40 +52,80 @@ static int replay_edge(const run *r, const sl_cs_section *s)
     return -1;
 }
 
-/* The old consumer parallelism of the head: from the channel-state
- * entries of its tasks, else the highest consumer subtask seen + 1. */
-static int replay_old_par(const run *r, uint32_t to)
-{
-    const Sluice__SnapshotMetadata *md = r->d->restore;
-    const char *uid = r->ops[0].vertex->uid;
-    for (size_t i = 0; i < md->n_channel_states; i++)
-        if (!strcmp(md->channel_states[i]->head_uid, uid) && md->channel_states[i]->parallelism)
-            return (int)md->channel_states[i]->parallelism;
-    return (int)to + 1;
-}
-
 /* Is a record of old channel (e, from, to) this subtask's now? The same
- * channel at the same parallelism; after a rescale, on a hash edge the
- * record's key group decides, on the others each old channel goes to one
- * new subtask (a broadcast edge: one old consumer's copy). */
+ * channel at the same parallelism. After a rescale, on a hash edge the
+ * record's key group decides; on the others old consumer subtask q's
+ * channels go to new subtask q mod p, as Flink's ROUND_ROBIN downstream
+ * mapping (a broadcast edge too: each old consumer's copy goes to one new
+ * subtask, so a new subtask beyond the old parallelism gets none, and
+ * after a scale-down one gets the copies of several). */
 static int replay_mine(replay *rp, const sl_edge *e, const sl_cs_section *s, const sl_row *row)
 {
     run *r = rp->r;
     int me = r->t->subtask, p = r->ch->parallelism;
-    switch (e->strategy) {
-    case SL_PART_HASH: {
+    if (e->strategy == SL_PART_HASH) {
         const sl_schema *sch = r->ops[0].ins[e->to_input];
         size_t n = sl_row_key_encode(row, sch, e->keys, e->nkeys, rp->keybuf, SL_MAX_KEY_BYTES);
         int kg = sl_kg_of_key(rp->keybuf, n, r->d->g->max_parallelism);
         return sl_kg_operator_index(kg, p, r->d->g->max_parallelism) == me;
     }
-    case SL_PART_BROADCAST: {
-        int old = replay_old_par(r, s->ch.to_subtask);
-        return (int)s->ch.to_subtask == me % (old > 0 ? old : 1);
+    return (int)(s->ch.to_subtask % (uint32_t)p) == me;
+}
+
+/* The parallelism vertex uid had in the snapshot, 0 when it does not say
+ * (a stateless operator without channel state). */
+static int old_parallelism_of(const Sluice__SnapshotMetadata *md, const char *uid)
+{
+    for (size_t i = 0; i < md->n_operators; i++)
+        if (!strcmp(md->operators[i]->uid, uid)) return (int)md->operators[i]->parallelism;
+    for (size_t i = 0; i < md->n_channel_states; i++)
+        if (!strcmp(md->channel_states[i]->head_uid, uid) && md->channel_states[i]->parallelism)
+            return (int)md->channel_states[i]->parallelism;
+    return 0;
+}
+
+/* ... of vertex v, or of another vertex of its chain (a chain's vertices
+ * share their parallelism). */
+static int replay_old_parallelism(const run *r, int v)
+{
+    const sl_jobgraph *g = r->d->g;
+    int p = old_parallelism_of(r->d->restore, g->v[v].uid);
+    for (int k = 0; k < g->nchains && !p; k++) {
+        const sl_chain *ch = &g->chains[k];
+        int in = 0;
+        for (int i = 0; i < ch->n; i++) in |= ch->vertices[i] == v;
+        for (int i = 0; i < ch->n && in && !p; i++) p = old_parallelism_of(r->d->restore, g->v[ch->vertices[i]].uid);
     }
-    default:
-        return (int)(s->ch.to_subtask % (uint32_t)p) == me;
+    return p;
+}
+
+/* A watermark in old channel s of edge e_idx. Where neither end was
+ * rescaled the old channel is this task's gate channel from the same
+ * producer subtask: it goes through the valve in its order among the
+ * records, as if it had just arrived, and the channel's watermark starts
+ * there (the producer's new watermarks count from above it). After a
+ * rescale a channel's watermarks say nothing of the new channels': time
+ * restarts with the new input. */
+static int replay_watermark(replay *rp, int e_idx, const sl_cs_section *s, int64_t wm)
+{
+    run *r = rp->r;
+    const sl_jobgraph *g = r->d->g;
+    const sl_edge *e = &g->e[e_idx];
+    if ((int)s->ch.to_subtask != r->t->subtask) return SL_OK;
+    if (rp->same_par[e_idx] == 0) {
+        int from_old = replay_old_parallelism(r, e->from);
+        int to_old = replay_old_parallelism(r, e->to);
+        rp->same_par[e_idx] = (from_old == g->v[e->from].parallelism && to_old == r->ch->parallelism) ? 1 : -1;
     }
+    if (rp->same_par[e_idx] < 0) return SL_OK;
+    for (int c = 0; c < r->t->ngate_chan; c++)
+        if (r->chan_edge[c] == e_idx && r->chan_from[c] == (int)s->ch.from_subtask) {
+            rp->watermarks++;
+            int rc = sl_valve_watermark(&r->valve, &r->ops[0], c, wm);
+            r->in_wm = r->ops[0].current_watermark;
+            return rc;
+        }
+    return SL_OK;
 }
 
 static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t errlen)
@@ -96,8 +137,7 @@ static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t e
     if (e_idx < 0) return SL_OK; /* another task's channels */
     const sl_edge *e = &r->d->g->e[e_idx];
     /* without a rescale only this subtask's own channels can hold its records */
-    if (e->strategy != SL_PART_HASH && e->strategy != SL_PART_BROADCAST &&
-        (int)(s->ch.to_subtask % (uint32_t)r->ch->parallelism) != r->t->subtask)
+    if (e->strategy != SL_PART_HASH && (int)(s->ch.to_subtask % (uint32_t)r->ch->parallelism) != r->t->subtask)
         return SL_OK;
     int ci = -1;
     for (int i = 0; i < rp->nchans; i++)
@@ -131,7 +171,14 @@ static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t e
         if (x != SL_OK) return sl_seterr(err, errlen, "damaged in-flight data of channel %s -> %s (%u -> %u): %s",
                                          s->ch.from_uid, s->ch.to_uid, s->ch.from_subtask + 1,
                                          s->ch.to_subtask + 1, xerr);
-        if (el.tag != SL_EL_RECORD) continue; /* watermarks, status, barriers, ends: time restarts */
+        if (el.tag == SL_EL_WATERMARK && el.len == 8) {
+            if (replay_watermark(rp, e_idx, s, sl_get_lei64(el.p)) != SL_OK) {
+                tm_run_fail(r, head);
+                return sl_seterr(err, errlen, "%s", r->err);
+            }
+            continue;
+        }
+        if (el.tag != SL_EL_RECORD) continue; /* status, barriers, ends, markers */
         sl_row row;
         char derr[200];
         row.vals = r->in_vals;
@@ -160,6 +207,7 @@ int tm_replay_channels(run *r)
     replay rp = {0};
     rp.r = r;
     rp.keybuf = sl_malloc(SL_MAX_KEY_BYTES);
+    rp.same_par = sl_calloc((size_t)(r->d->g->ne ? r->d->g->ne : 1), 1);
     int rc = SL_OK;
     for (int pass = 0; pass < 2 && rc == SL_OK; pass++) {
         rp.kind = pass ? SL_CS_OUTPUT : SL_CS_INPUT;
@@ -172,18 +220,23 @@ int tm_replay_channels(run *r)
         }
     }
     if (rc == SL_OK)
-        sl_info(TAG, "task %s (%d/%d): replayed %llu in-flight records of the checkpoint", r->ch->name,
-                r->t->subtask + 1, r->ch->parallelism, (unsigned long long)rp.records);
+        sl_info(TAG, "task %s (%d/%d): replayed %llu in-flight records of the checkpoint (%llu watermarks)",
+                r->ch->name, r->t->subtask + 1, r->ch->parallelism, (unsigned long long)rp.records,
+                (unsigned long long)rp.watermarks);
     else
         r->failed = 1;
     tm_reader_free(&rp.rd);
     free(rp.chans);
     free(rp.keybuf);
+    free(rp.same_par);
     return rc;
 }
 
 
 /* ---- unaligned checkpoints: channel state ------------------------------- */
+
+static void cs_write_counted(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to,
+                             const void *a, uint32_t alen, const void *b, uint32_t blen, int counted);
 
 /* Append a section of in-flight data (a + b) for channel (edge e, producer
  * subtask from, consumer subtask to) to job's channel-state file, opened on
@@ -191,6 +244,12 @@ int tm_replay_channels(run *r)
  * task. */
 static void cs_write(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to, const void *a,
                      uint32_t alen, const void *b, uint32_t blen)
+{
+    cs_write_counted(r, job, kind, e, from, to, a, alen, b, blen, 1);
+}
+
+static void cs_write_counted(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to,
+                             const void *a, uint32_t alen, const void *b, uint32_t blen, int counted)
 {
     if (job->error[0]) return;
     char err[400];
@@ -234,7 +293,7 @@ static void cs_write(run *r, tm_snap_job *job, int kind, const sl_edge *e, int f
     sl_cs_chan ch = {g->v[e->from].uid, g->v[e->to].uid, (uint32_t)e->to_input, (uint32_t)from, (uint32_t)to};
     if (sl_cs_append2(job->cs, kind, &ch, a, alen, b, blen, err, sizeof err) != SL_OK)
         snprintf(job->error, sizeof job->error, "channel state: %s", err);
-    else
+    else if (counted)
         job->persisted += (uint64_t)alen + blen;
 }
 
@@ -299,6 +358,17 @@ void tm_cap_start(run *r, uint64_t cpid, tm_snap_job *job)
         if (sl_valve_ended(&r->valve, c)) {
             tm_cap_mark(r, c, 0);
             continue;
+        }
+        if (!sl_valve_idle(&r->valve, c) && r->valve.wm[c] > INT64_MIN) {
+            /* the channel's watermark at the snapshot, before its in-flight
+             * data: a restore at the same parallelism starts the channel
+             * there, so its rows are judged late or not as they were */
+            uint8_t w[SL_EL_HDR + 8];
+            w[0] = SL_EL_WATERMARK;
+            sl_put_le32(w + 1, 8);
+            sl_put_lei64(w + SL_EL_HDR, r->valve.wm[c]);
+            cs_write_counted(r, job, SL_CS_INPUT, &r->d->g->e[r->chan_edge[c]], r->chan_from[c], r->t->subtask, w,
+                             sizeof w, NULL, 0, 0);
         }
         tm_span_in *sp = &r->t->rd.chan[c];
         if (!sp->want) continue;
@@ -414,6 +484,14 @@ static int switch_unaligned(run *r, uint64_t cpid, int64_t ts, int flags, char *
     return rc;
 }
 
+int tm_align_switch(run *r)
+{
+    char *dir = r->align_dir;
+    r->align_dir = NULL;
+    return switch_unaligned(r, r->aligning, r->align_ts, r->align_flags, dir,
+                            (uint64_t)(sl_mono_ns() - r->align_start_ns), r->chan_barrier);
+}
+
 /* An aligned checkpoint whose aligned-checkpoint-timeout passed, here
  * aligning or triggered and not yet taken: unaligned from now. */
 int tm_align_timeout(run *r)
@@ -454,3 +532,69 @@ void tm_chan_map(run *r)
     }
 }
 
+
+
+/* ---- the output side of an aligned-checkpoint-timeout -------------------- */
+
+static void out_tick(void *ctx) { tm_out_poll(ctx, 0); }
+
+void tm_out_hold(run *r, uint64_t cpid, int64_t deadline_ms, tm_snap_job *job)
+{
+    tm_out_abandon(r);
+    r->out_cpid = cpid;
+    r->out_job = job;
+    r->out_deadline_ms = deadline_ms;
+    r->out_next_ns = 0;
+    r->t->ws.tick = out_tick;
+    r->t->ws.ticking = 1; /* a producer blocked on its pool looks too */
+    tm_out_poll(r, 0);
+}
+
+void tm_out_abandon(run *r)
+{
+    if (!r->out_cpid) return;
+    tm_snap_job_free(r->out_job);
+    r->out_job = NULL;
+    r->out_cpid = 0;
+    r->t->ws.ticking = 0;
+}
+
+static void out_submit(run *r)
+{
+    tm_snap_job *job = r->out_job;
+    r->out_job = NULL;
+    r->out_cpid = 0;
+    r->t->ws.ticking = 0;
+    tm_snapshotter_submit(r->d->net, job);
+}
+
+void tm_out_poll(run *r, int force)
+{
+    if (!r->out_cpid) return;
+    int64_t now = sl_mono_ns();
+    if (!force && now < r->out_next_ns) return;
+    r->out_next_ns = now + 2000000;
+    tm_wset *ws = &r->t->ws;
+    if (!tm_exchange_queued_barriers(ws, r->out_cpid)) {
+        out_submit(r); /* every barrier went out in-band: aligned here */
+        return;
+    }
+    if (!force && sl_now_ms() < r->out_deadline_ms) return;
+    /* the timeout passed with the barrier still waiting for credit: it
+     * overtakes, as an unaligned barrier */
+    uint8_t *b = r->barrier_el;
+    b[16] = (uint8_t)((b[16] & ~SL_CP_ALIGN_TIMEOUT) | SL_CP_UNALIGNED);
+    int nch = 0, nbuf = 0;
+    char err[300];
+    tm_snap_job *cap = r->cap_job;
+    r->cap_job = r->out_job; /* for tm_cs_output */
+    if (tm_exchange_overtake_queued(ws, r->out_cpid, b, r->barrier_len, tm_cs_output, r, &nch, &nbuf, err,
+                                    sizeof err) != SL_OK && !r->out_job->error[0])
+        snprintf(r->out_job->error, sizeof r->out_job->error, "%s", err);
+    r->cap_job = cap;
+    r->out_job->unaligned = 1;
+    sl_info(TAG, "task %s (%d/%d): checkpoint %llu: the barrier overtook %d queued buffers on %d remote "
+            "channels (aligned-checkpoint-timeout)", r->ch->name, r->t->subtask + 1, r->ch->parallelism,
+            (unsigned long long)r->out_cpid, nbuf, nch);
+    out_submit(r);
+}

@@ -21,6 +21,16 @@ real daemons.
   in-flight data, restored from its retained checkpoint at another
   parallelism: the records in the channel state are re-partitioned by key
   group, and the output is again exactly the COUNT/SUM of the sequence.
+- Aligned-checkpoint-timeout across TaskManagers: with small receive
+  queues the remote channel's in-band barrier waits for credit in the
+  sender's queue; once the timeout passed it overtakes the queued buffers,
+  which become the sender's output channel state. The failover test runs in
+  that mode too (on both backends).
+- Rescale across a broadcast edge (p=2 -> 3): each old consumer's in-flight
+  copy goes to one new subtask (Flink's ROUND_ROBIN), the new third subtask
+  starts at the checkpoint; exact per-id counts.
+- Watermarks in channel state: seeded event-time windows with late rows
+  under backpressure, a TaskManager killed: the windows equal the model's.
 - Stop-with-savepoint stays aligned (SYNC_SAVEPOINT, no channel state).
 - On S3: channel-state files staged, uploaded, fetched back for a restore.
 
@@ -142,7 +152,7 @@ def test_aligned_checkpoints_expire_unaligned_complete(make_cluster, workdir):
     c.wait_state(jid, "CANCELED", timeout=20)
 
 
-def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2):
+def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2, aligned_timeout=None):
     """test_checkpoints.agg_job with unaligned checkpoints, and the
     aggregate's changelog also into a blackhole throttled to slow_rate rows/s:
     the aggregate is backpressured, so buffers queue at its inputs (the
@@ -170,6 +180,8 @@ def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2):
                      {"from": "keyed", "to": "agg", "strategy": "hash", "keys": ["k"]},
                      {"from": "agg", "to": "out", "strategy": "forward"},
                      {"from": "agg", "to": "slow", "strategy": "rebalance"}]}
+    if aligned_timeout:
+        job["config"]["execution.checkpointing.aligned-checkpoint-timeout"] = aligned_timeout
     return job
 
 
@@ -193,8 +205,12 @@ def check_exact(out_paths, raw, n, keys):
     assert apply_changelog(out_paths) == expected_agg(range(1, n + 1), keys)
 
 
-@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
-def test_unaligned_failover_exactly_once(make_cluster, workdir, backend):
+@pytest.mark.parametrize("backend,aligned_timeout", [("hashmap", None), ("rocksdb", None),
+                                                     ("hashmap", "100 ms"), ("rocksdb", "100 ms")])
+def test_unaligned_failover_exactly_once(make_cluster, workdir, backend, aligned_timeout):
+    """With aligned_timeout the checkpoints start aligned and turn unaligned
+    once it passed, the barriers queued on remote channels overtaking the
+    senders' buffers (output channel state) as well as those at the gates."""
     chk = os.path.join(workdir, "chk")
     c = make_cluster(jm_conf=failover_conf(chk))
     extra = {"state.backend.type": backend}
@@ -202,13 +218,17 @@ def test_unaligned_failover_exactly_once(make_cluster, workdir, backend):
     c.add_tm(slots=2, extra=extra)
     n, keys = 12000, 20
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
-    jid = c.submit(backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=3000))
+    jid = c.submit(backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=3000,
+                                         aligned_timeout=aligned_timeout))
     c.wait_state(jid, "RUNNING", timeout=20)
     for v in c.job(jid)["vertices"]:
         subs = c.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"], (v["name"], subs)
 
     wait_persisted(c, jid)
+    if aligned_timeout:
+        wait_for(lambda: overtaken_remote(c) > 0, timeout=20,
+                 what="a barrier overtaking a remote send queue")
     wait_for(lambda: committed_files(out) and committed_files(raw), timeout=10,
              what="committed output")
     assert c.job(jid)["state"] == "RUNNING"
@@ -256,6 +276,32 @@ def test_unaligned_restore_at_another_parallelism(make_cluster, workdir):
     # the in-flight records were replayed (every subtask of the aggregate
     # reads every old channel of the hash edge and keeps its key groups)
     assert replayed(c) > 0
+
+
+def overtaken_remote(c):
+    """Buffers queued on remote channels that an aligned barrier overtook
+    when its aligned-checkpoint-timeout passed, as the TaskManagers log it."""
+    total = 0
+    for tm in c.tms:
+        with open(tm.log_path) as f:
+            for line in f:
+                m = re.search(r"the barrier overtook (\d+) queued buffers on \d+ remote", line)
+                if m:
+                    total += int(m.group(1))
+    return total
+
+
+def replayed_by_subtask(c, name_part, p):
+    """In-flight records replayed on restore per subtask of the task whose
+    name contains name_part, running at parallelism p."""
+    got = [0] * p
+    for tm in c.tms:
+        with open(tm.log_path) as f:
+            for line in f:
+                m = re.search(r"task (.*) \((\d+)/(\d+)\): replayed (\d+) in-flight", line)
+                if m and name_part in m.group(1) and int(m.group(3)) == p:
+                    got[int(m.group(2)) - 1] += int(m.group(4))
+    return got
 
 
 def replayed(c):
@@ -347,3 +393,176 @@ def test_aligned_checkpoints_report_data_processed_while_aligning(make_cluster, 
         assert sum(t["processed_data"] for t in det["tasks"].values()) == h["processed_data"], det
     c.cli("cancel", jid, check=True)
     c.wait_state(jid, "CANCELED", timeout=20)
+
+    # aligned-checkpoint-timeout with these small receive queues: the remote
+    # channel's in-band barrier waits for credit in the sender's queue, behind
+    # its buffers; once the timeout passed it overtakes them (Flink's output
+    # side), and they are the sources' output channel state -- a source
+    # writes channel state no other way in this mode
+    jid = c.submit(slow_job(unaligned=True, aligned_timeout="200 ms", timeout="30 s"))
+    c.wait_state(jid, "RUNNING", timeout=20)
+
+    def gen_output_state():
+        h = checkpoints(c, jid)["latest"]["completed"]
+        if not h:
+            return None
+        try:
+            _, files = channel_states(h["external_path"][len("file:"):])
+        except FileNotFoundError:
+            return None  # subsumed meanwhile
+        if any(f["head_uid"] == "gen" and f["size"] > 0 for f in files):
+            assert h["checkpoint_type"] == "UNALIGNED_CHECKPOINT", h
+            return h
+        return None
+    wait_for(gen_output_state, timeout=30, what="a checkpoint with the sources' output channel state")
+    assert overtaken_remote(c) > 0
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+
+
+def broadcast_job(out, n, rate, slow_rate, p=2):
+    """A sequence source at parallelism 1 broadcast to every subtask of a
+    pass-through calc, whose rows go into a two-phase-commit file sink and
+    into a blackhole throttled to slow_rate rows/s (so buffers queue at the
+    calc's broadcast input and unaligned checkpoints persist them)."""
+    return {"name": "broadcast, backpressured", "parallelism": p,
+            "config": {"execution.checkpointing.unaligned.enabled": "true"},
+            "vertices": [
+                {"id": "gen", "uid": "gen", "type": "datagen", "parallelism": 1,
+                 "schema": [{"name": "id", "type": "BIGINT"}],
+                 "config": {"rows-per-second": str(rate), "fields.id.kind": "sequence",
+                            "fields.id.start": "1", "fields.id.end": str(n)}},
+                {"id": "pass", "uid": "pass", "type": "calc", "config": {"projection": ["id"]}},
+                {"id": "out", "uid": "out", "type": "file", "config": {"path": out, "format": "json"}},
+                {"id": "slow", "uid": "slow", "type": "blackhole",
+                 "config": {"sink.rows-per-second": str(slow_rate)}}],
+            "edges": [{"from": "gen", "to": "pass", "strategy": "broadcast"},
+                      {"from": "pass", "to": "out", "strategy": "forward"},
+                      {"from": "pass", "to": "slow", "strategy": "rebalance"}]}
+
+
+def test_unaligned_rescale_broadcast_edge(make_cluster, workdir):
+    """Restore at parallelism 3 from an unaligned checkpoint taken at 2 with
+    in-flight data on a broadcast edge. As Flink's ROUND_ROBIN mapping of a
+    broadcast edge's channel state, old consumer q's in-flight data goes to
+    new subtask q mod 3 only: each old consumer's stream is completed exactly
+    once and the new third subtask starts at the checkpoint. So every id up
+    to the source's position at the checkpoint is in the output exactly
+    twice (once per old consumer) and every later one exactly three times."""
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                              "state.checkpoints.dir": chk})
+    c.add_tm(slots=3)
+    n = 6000
+    out = os.path.join(workdir, "out")
+    job = broadcast_job(out, n, rate=4000, slow_rate=3000)
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(job, f)
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+
+    def broadcast_in_flight():
+        # the latest checkpoint holds in-flight data of the broadcast edge
+        # (the calc's files) for both subtasks
+        h = checkpoints(c, jid)["latest"]["completed"]
+        try:
+            unaligned, files = channel_states(h["external_path"][len("file:"):]) if h else (0, [])
+        except FileNotFoundError:
+            return None  # subsumed meanwhile
+        both = {f["subtask"] for f in files if f["head_uid"] == "pass" and f["size"] > 0} == {0, 1}
+        return h if unaligned and both else None
+    wait_for(broadcast_in_flight, timeout=20, what="a checkpoint with the broadcast edge's in-flight data")
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    # the latest one, which the committed output ends at (under this steady
+    # backpressure every checkpoint has the broadcast edge's in-flight data)
+    assert broadcast_in_flight(), "the latest checkpoint has no in-flight data of the broadcast edge"
+    path = checkpoints(c, jid)["latest"]["completed"]["external_path"][len("file:"):]
+    run1 = committed_files(out)
+
+    r = c.cli("run", "-s", f"file:{path}", "-p", "3", jf, timeout=90)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    run2 = [p for p in committed_files(out) if p not in run1]
+    # the new third subtask replayed nothing: what it wrote is exactly what
+    # the restored source emitted after its position at the checkpoint
+    mine = replayed_by_subtask(c, "pass", 3)
+    assert mine[0] > 0 and mine[1] > 0 and mine[2] == 0, mine
+    third = sorted(raw_ids([p for p in run2 if PART.match(os.path.basename(p)).group(1) == "2"]))
+    cut = n - len(third)
+    assert 0 < cut < n and third == list(range(cut + 1, n + 1)), (cut, third[:5])
+    counts = raw_ids(run1 + run2)
+    bad = [(i, counts.get(i, 0)) for i in range(1, n + 1) if counts.get(i, 0) != (2 if i <= cut else 3)]
+    assert not bad, (cut, bad[:10], len(bad))
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_unaligned_event_time_windows_exact_after_failover(make_cluster, workdir, backend):
+    """Watermarks in channel state: test_windows' seeded event-time stream
+    (a watermark after every row that advances it, 1 s delay, so which rows
+    are late is fixed) into a 10 s tumbling COUNT/SUM, behind a pass-through
+    calc that also feeds a throttled sink, so the calc's input holds rows
+    and watermarks in flight at every unaligned checkpoint. A
+    TaskManager is killed and replaced: each channel's watermark at the
+    snapshot and the watermarks in flight are replayed in order with the
+    rows, so the restored task judges late rows exactly as the run without
+    the failure did -- the committed windows equal the model's."""
+    from test_windows import BASE, expected_windows, read_windows
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf=failover_conf(chk))
+    extra = {"state.backend.type": backend}
+    c.add_tm(slots=1, extra=extra)
+    n, disorder = 8000, 5000
+    out = os.path.join(workdir, "w")
+    # parallelism 1 throughout, so the window reads one channel and its
+    # watermark is the generator's, row by row (test_windows' model)
+    job = {"name": "event-time windows, backpressured", "parallelism": 1,
+           "config": {"execution.checkpointing.unaligned.enabled": "true"},
+           "vertices": [
+               {"id": "gen", "uid": "gen", "type": "datagen", "parallelism": 1,
+                "schema": [{"name": "id", "type": "BIGINT"}],
+                "config": {"rows-per-second": "4000", "fields.id.kind": "sequence",
+                           "fields.id.start": "1", "fields.id.end": str(n)}},
+               {"id": "ev", "uid": "ev", "type": "calc", "parallelism": 1,
+                "config": {"projection": [
+                    "id", "CAST(id % 5 AS INT) AS user_id",
+                    f"TO_TIMESTAMP_LTZ({BASE} + id * 100 - (id * 7919) % {disorder}, 3) AS ts"]}},
+               {"id": "wm", "uid": "wm", "type": "watermark", "parallelism": 1,
+                "config": {"column": "ts", "delay": "1 s", "interval": "0 ms"}},
+               {"id": "pass", "uid": "pass", "type": "calc",
+                "config": {"projection": ["id", "user_id", "ts"]}},
+               {"id": "win", "uid": "win", "type": "window",
+                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                           "group-by": ["user_id"], "aggregates": ["COUNT(*) AS cnt", "SUM(id) AS s"]}},
+               {"id": "out", "uid": "out", "type": "file", "config": {"path": out, "format": "json"}},
+               {"id": "slow", "uid": "slow", "type": "blackhole",
+                "config": {"sink.rows-per-second": "2000"}}],
+           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
+                     {"from": "wm", "to": "pass", "strategy": "rebalance"},
+                     {"from": "pass", "to": "win", "strategy": "hash", "keys": ["user_id"]},
+                     {"from": "win", "to": "out", "strategy": "forward"},
+                     {"from": "pass", "to": "slow", "strategy": "rebalance"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_persisted(c, jid)
+    wait_for(lambda: committed_files(out), timeout=15, what="committed windows")
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=1, extra=extra)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert checkpoints(c, jid)["counts"]["restored"] == 1
+    exp, late = expected_windows(n, disorder_ms=disorder, delay_ms=1000)
+    assert late > 0
+    assert read_windows(out) == exp
+    assert replayed_watermarks(c) > 0
+
+
+def replayed_watermarks(c):
+    total = 0
+    for tm in c.tms:
+        with open(tm.log_path) as f:
+            for line in f:
+                m = re.search(r"in-flight records of the checkpoint \((\d+) watermarks\)", line)
+                if m:
+                    total += int(m.group(1))
+    return total

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "sl_test.h"
 #include "tm.h"
 #include "config.h"
@@ -435,8 +437,124 @@ static void test_priority_barrier_overtakes_the_gate(void)
     rig_free(&r);
 }
 
+static void no_wake(evutil_socket_t fd, short what, void *arg)
+{
+    SL_UNUSED(fd);
+    SL_UNUSED(what);
+    SL_UNUSED(arg);
+}
+
+/* What an overtaking barrier hands over as output channel state. */
+typedef struct {
+    int bufs, other_sub;
+    uint32_t bytes, last_len;
+} persisted;
+
+static int persist_visit(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b)
+{
+    persisted *p = ctx;
+    SL_UNUSED(e);
+    p->other_sub += sub != 0;
+    p->bufs++;
+    p->bytes += b->len;
+    p->last_len = b->len;
+    return SL_OK;
+}
+
+/* An aligned barrier still queued on a remote channel when its
+ * aligned-checkpoint-timeout passes: the buffers ahead of it, and its own
+ * buffer's record before it, are output channel state and stay queued; the
+ * barrier goes on the priority queue with the payload it is given; a buffer
+ * that held only the barrier goes. */
+static void test_queued_remote_barrier_overtakes(void)
+{
+    rig r;
+    rig_init(&r, SL_PART_FORWARD);
+    tm_peer peer;
+    memset(&peer, 0, sizeof peer);
+    pthread_mutex_init(&peer.mu, NULL);
+    struct event_base *eb = event_base_new();
+    peer.wake = event_new(eb, -1, 0, no_wake, NULL);
+    r.oc.local = NULL;
+    r.oc.peer = &peer;
+    char err[300] = "";
+    char s[2000];
+    memset(s, 'x', sizeof s);
+    sl_value v = {.isnull = false, .v.s = {s, (uint32_t)sizeof s}};
+    for (int k = 0; k < 3; k++) {
+        sl_row row = {SL_KIND_INSERT, 1, &v, k};
+        CHECK_EQ_INT(tm_exchange_emit(&r.t.ws, 0, &row, err, sizeof err), SL_OK);
+        tm_exchange_flush(&r.t.ws);
+    }
+    uint32_t first3 = r.oc.qhead->len * 3;
+    sl_row row = {SL_KIND_INSERT, 1, &v, 3};
+    CHECK_EQ_INT(tm_exchange_emit(&r.t.ws, 0, &row, err, sizeof err), SL_OK);
+    uint8_t payload[27] = {0};
+    uint64_t id = 43;
+    memcpy(payload, &id, 8);
+    CHECK_EQ_INT(tm_exchange_broadcast(&r.t.ws, SL_EL_BARRIER, 0, payload, sizeof payload, err, sizeof err), SL_OK);
+    tm_exchange_flush(&r.t.ws);
+    CHECK_EQ_INT(r.oc.qlen, 4);
+    uint32_t fourth = r.oc.qtail->len;
+    CHECK_EQ_INT(tm_exchange_queued_barriers(&r.t.ws, 43), 1);
+    CHECK_EQ_INT(tm_exchange_queued_barriers(&r.t.ws, 44), 0);
+    CHECK(tm_exchange_has_remote(&r.t));
+    payload[16] = 8; /* unaligned */
+    persisted p = {0, 0, 0, 0};
+    int nch = 0, nbuf = 0;
+    CHECK_EQ_INT(tm_exchange_overtake_queued(&r.t.ws, 43, payload, sizeof payload, persist_visit, &p, &nch,
+                                             &nbuf, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(nch, 1);
+    CHECK_EQ_INT(nbuf, 4);
+    CHECK_EQ_INT(p.bufs, 4);
+    CHECK_EQ_INT(p.other_sub, 0);
+    CHECK_EQ_INT((int)p.last_len, (int)(fourth - SL_EL_HDR - sizeof payload));
+    CHECK_EQ_INT((int)p.bytes, (int)(first3 + fourth - SL_EL_HDR - sizeof payload));
+    /* still queued, the barrier cut off the last buffer and ahead of them all */
+    CHECK_EQ_INT(r.oc.qlen, 4);
+    CHECK_EQ_INT((int)r.oc.qtail->len, (int)(fourth - SL_EL_HDR - sizeof payload));
+    uint64_t got = 0;
+    CHECK(!tm_buffer_barrier(r.oc.qtail, &got));
+    CHECK(r.oc.phead != NULL && r.oc.phead == r.oc.ptail && r.oc.phead->prio);
+    CHECK(tm_buffer_barrier(r.oc.phead, &got) && got == 43);
+    CHECK_EQ_INT(r.oc.phead->data[SL_EL_HDR + 16], 8);
+    CHECK_EQ_INT(tm_exchange_queued_barriers(&r.t.ws, 43), 0);
+    /* a barrier alone in its buffer: that buffer goes */
+    id = 44;
+    memcpy(payload, &id, 8);
+    payload[16] = 0;
+    CHECK_EQ_INT(tm_exchange_broadcast(&r.t.ws, SL_EL_BARRIER, 0, payload, sizeof payload, err, sizeof err), SL_OK);
+    tm_exchange_flush(&r.t.ws);
+    CHECK_EQ_INT(r.oc.qlen, 5);
+    p = (persisted){0, 0, 0, 0};
+    CHECK_EQ_INT(tm_exchange_overtake_queued(&r.t.ws, 44, payload, sizeof payload, persist_visit, &p, &nch,
+                                             &nbuf, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(p.bufs, 4);
+    CHECK_EQ_INT(nbuf, 4);
+    CHECK_EQ_INT(r.oc.qlen, 4);
+    int n = 0;
+    for (sl_netbuf *x = r.oc.qhead; x; x = x->next) n++;
+    CHECK_EQ_INT(n, 4);
+    CHECK(r.oc.qtail && !r.oc.qtail->next);
+    while (r.oc.qhead) {
+        sl_netbuf *x = r.oc.qhead;
+        r.oc.qhead = x->next;
+        sl_buf_recycle(x);
+    }
+    while (r.oc.phead) {
+        sl_netbuf *x = r.oc.phead;
+        r.oc.phead = x->next;
+        sl_buf_recycle(x);
+    }
+    event_free(peer.wake);
+    event_base_free(eb);
+    pthread_mutex_destroy(&peer.mu);
+    rig_free(&r);
+}
+
 SL_TEST_MAIN(SL_TEST(test_spanning_record_roundtrip), SL_TEST(test_damaged_spans_are_refused),
              SL_TEST(test_writer_spans_a_row_and_hashes_a_long_key),
              SL_TEST(test_record_over_the_limit_names_limit_and_vertex),
              SL_TEST(test_early_credits_by_session), SL_TEST(test_segment_size_limits),
-             SL_TEST(test_priority_barrier_overtakes_the_gate))
+             SL_TEST(test_priority_barrier_overtakes_the_gate),
+             SL_TEST(test_queued_remote_barrier_overtakes))
