@@ -1062,16 +1062,6 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(txt);
         return PERR(e, "%s takes no ON NULL clause", e->s);
     }
-    if (c->wspec && c->in->updating &&
-        (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") ||
-         ((e->flags & SQL_F_DISTINCT) && strcasecmp(e->s, "COLLECT")) ||
-         !strcasecmp(e->s, "JSON_ARRAYAGG") || !strcasecmp(e->s, "JSON_OBJECTAGG"))) {
-        /* the window operator undoes counts, sums and COLLECT's copies */
-        free(txt);
-        return PERR(e, "%s%s in a group window over an updating input (produced by %s) is not "
-                    "supported yet (COUNT, SUM, AVG and COLLECT [DISTINCT] are)", e->s,
-                    e->flags & SQL_F_DISTINCT ? "(DISTINCT ...)" : "", c->in->updater);
-    }
     if (cond && has_agg(cond)) {
         free(txt);
         return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
