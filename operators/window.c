@@ -95,7 +95,8 @@
  *
  * DISTINCT aggregates (COUNT/SUM/AVG(DISTINCT col)) keep each window's set
  * of values per key in "window-distinct" (namespace = window | aggregate
- * index | value); the accumulator takes a value in when it is new to the
+ * index | value; over retractions -> the value's copies, see
+ * "Retractions"); the accumulator takes a value in when it is new to the
  * window's set; the sets go with the window's entry at cleanup. Windows
  * with DISTINCT are not sliced (slices would merge accumulators whose sets
  * overlap) and SESSION windows refuse DISTINCT. FILTER (WHERE flag) items
@@ -121,8 +122,19 @@
  * like any row and taken out of their accumulators (sl_agg_retract) and
  * COLLECT's copies; +U adds. A window whose row count is 0 when it fires
  * emits nothing (Flink's record counter). COUNT, SUM, AVG and COLLECT
- * [DISTINCT] (its copies are counted) are retractable so; MIN/MAX, the other
- * DISTINCT aggregates and the JSON aggregates are refused.
+ * [DISTINCT] (its copies are counted) retract so. MIN/MAX (retract_minmax)
+ * keep their values in "window-kept" too: namespace = window | item u8 |
+ * the value (its order key, 8 bytes big endian with the sign flipped, or a
+ * STRING's bytes) -> i64 copies; the accumulator's slot (a STRING's: the
+ * key row's column) holds the extremum, and when its last copy goes the
+ * item's entries are read back for the next one (kept_minmax). DISTINCT
+ * items count each value's copies in their "window-distinct" entry (i64;
+ * insert-only windows keep writing empty values, so their state is as
+ * before), a value leaving the accumulator with its last copy. A
+ * JSON_ARRAYAGG retraction deletes the earliest entry of equal text (Flink's
+ * list remove), a JSON_OBJECTAGG one the key's member when it is the same
+ * member. Only windows that use them register the states, so savepoints of
+ * other jobs restore unchanged.
  *
  * Two phases. With "phase": "global" the input is a local_aggregate's
  * (operators/local_aggregate.c): per key and slice a partial accumulator
