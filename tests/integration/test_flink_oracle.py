@@ -913,6 +913,10 @@ QUERIES = [
                                "CHAR_LENGTH(REPLACE(JSON_OBJECTAGG(KEY CAST(e.id AS STRING) VALUE "
                                "e.k), '\"', '')) AS n "
                                f"{ANTI_EVS} GROUP BY HOP(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND)"),
+    # MIN/MAX with FILTER over an updating input in GROUP BY (their kept values too)
+    ("agg_anti_minmax_filter", "SELECT e.k, MIN(e.v) FILTER (WHERE e.flag) AS mf, "
+                               "MAX(e.v) FILTER (WHERE e.u > 1) AS xf, MAX(e.s) FILTER (WHERE e.flag) "
+                               f"AS sf {ANTI_EVS} GROUP BY e.k"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
