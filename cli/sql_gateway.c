@@ -61,8 +61,6 @@ typedef struct gw_op {
     json_t *columns;      /* ColumnInfo[] */
     int ncols;
     char **types;         /* Sluice type names, for JSON values */
-    sl_tz *tz;            /* a query with TIMESTAMP_LTZ columns in a session zone other than
-                           * UTC: the zone their wall-clock rows are read back in */
     int query;            /* a SELECT reading the JobManager's results */
     int content;          /* resultKind SUCCESS_WITH_CONTENT */
     char jid[40];         /* the job of an INSERT or a SELECT, or "" */
@@ -293,7 +291,6 @@ static void op_free(gw_op *op)
     json_decref(op->last_rows);
     for (int i = 0; i < op->ncols; i++) free(op->types[i]);
     free(op->types);
-    if (op->tz) sl_tz_destroy(op->tz);
     free(op->error);
     free(op);
 }
@@ -472,10 +469,6 @@ static void run_statement(gw *g, gw_session *se, gw_op *op, const char *text)
         snprintf(op->jid, sizeof op->jid, "%s", jid);
         free(jid);
         set_columns(op, r.ncols, r.col_names, r.col_types);
-        const char *zone = sl_sql_option(se->s, "table.local-time-zone");
-        for (int c = 0; zone && strcmp(zone, "UTC") && strcmp(zone, "Z") && !op->tz &&
-                        c < r.ncols; c++)
-            if (is_ltz_type(r.col_types[c])) op->tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, NULL, 0);
         op->query = 1;
         op->content = 1;
         op->status = OP_RUNNING;
@@ -513,9 +506,10 @@ static void iso_timestamp(char *ts)
 }
 
 /* A value as Flink's JSON row format writes it. A TIMESTAMP_LTZ is its UTC
- * instant with a 'Z' (Flink's ISO-8601 form for it); the JobManager's rows
- * show it as the session zone's wall-clock time (operators/collect.c), read
- * back in op->tz here (in a daylight-saving overlap the earlier offset). */
+ * instant with a 'Z' (Flink's ISO-8601 form for it): the JobManager's rows
+ * show it as the session zone's wall-clock time, and carry the instant itself
+ * in their JSON element for every non-NULL one (operators/collect.c), which
+ * data_of takes, so the text here is read as UTC only as a fallback. */
 static json_t *json_value(const gw_op *op, const char *type, json_t *v)
 {
     const char *s = json_string_value(v);
@@ -534,7 +528,6 @@ static json_t *json_value(const gw_op *op, const char *type, json_t *v)
     } else if (is_ltz_type(type)) {
         sl_ts t;
         if (sl_timestamp_parse(s, strlen(s), 9, &t) != SL_OK) return json_string(s);
-        if (op->tz) t.ms = sl_tz_to_utc(op->tz, t.ms);
         char ts[72];
         int n = sl_timestamp_format(ts, sizeof ts - 1, t, 9, SL_TT_SQL);
         if (n < 0 || (size_t)n >= sizeof ts - 1) return json_string(s);
@@ -558,7 +551,8 @@ static json_t *data_of(const gw_op *op, json_t *rows, int plain)
     json_t *row;
     json_array_foreach(rows, i, row) {
         json_t *fields = json_array();
-        /* nested values come as JSON in the row's last element (operators/format_json.c) */
+        /* nested values and TIMESTAMP_LTZ instants come as JSON in the row's last
+         * element (operators/format_json.c) */
         json_t *nested = json_object_get(json_array_get(row, (size_t)op->ncols + 1), "json");
         for (int c = 0; c < op->ncols; c++) {
             json_t *v = json_array_get(row, (size_t)c + 1);

@@ -1067,6 +1067,15 @@ bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x
     return true;
 }
 
+bool sl_agg_minmax_value(const sl_agg *a, const sl_row *row, int64_t *key)
+{
+    const sl_value *x = &row->vals[a->col];
+    if ((a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) || a->strval || x->isnull || !passes(a, row))
+        return false;
+    *key = sl_agg_order_key(a->in_type, x);
+    return true;
+}
+
 bool sl_agg_json_counts(const sl_agg *a, const sl_row *row)
 {
     return passes(a, row);

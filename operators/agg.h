@@ -298,6 +298,11 @@ void sl_agg_minmax_set(const sl_agg *a, uint8_t *acc, bool has, int64_t key);
  * borrowed from row. */
 bool sl_agg_str_value(const sl_agg *a, const sl_row *row, const void **p, size_t *len);
 
+/* MIN/MAX item a of a non-STRING column: whether the row counts (its value
+ * is not NULL and its FILTER, if any, is TRUE); then *key is the value's
+ * order key (sl_agg_order_key). */
+bool sl_agg_minmax_value(const sl_agg *a, const sl_row *row, int64_t *key);
+
 /* COLLECT item a: the row's value (into *x, borrowed from row) when it
  * counts (not NULL, FILTER passed). */
 bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x);

@@ -217,7 +217,7 @@ static int collect_process(sl_op *op, int input, sl_row *row)
         shown.vals = st->local;
         shown.n = n;
     }
-    sl_fmt_json_client_row(&st->row, &shown, op->in); /* format_json.c */
+    sl_fmt_json_client_row(&st->row, &shown, row, op->in); /* format_json.c */
     put(st, st->row.p, st->row.len);
     put(st, "\n", 1);
     op->metrics.records_in++;

@@ -257,8 +257,10 @@ int sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row, char *
     return SL_OK;
 }
 
-void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s)
+void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_row *inst,
+                            const sl_schema *s)
 {
+    if (!inst) inst = row;
     const char *kind = sl_rowkind_short(row->kind);
     sl_buf_put(out, "[\"", 2);
     sl_buf_put(out, kind, strlen(kind));
@@ -288,18 +290,21 @@ void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s)
         }
         sl_buf_putc(out, '"');
     }
-    /* nested values also as JSON (Flink's gateway rows carry them so): a trailing
-     * {"json": {"<column index>": value}}, ISO-8601 timestamps, MAP keys as text */
+    /* nested values and TIMESTAMP_LTZ instants also as JSON (Flink's gateway rows
+     * carry them so): a trailing {"json": {"<column index>": value}}, ISO-8601
+     * timestamps (a TIMESTAMP_LTZ in UTC with 'Z'), MAP keys as text */
     static const kf_json_opts gw_opts = {.map_null = KF_MAPNULL_LITERAL, .null_literal = "null",
                                          .ts_iso = true};
     bool open = false;
-    for (int i = 0; i < s->n && i < row->n; i++) {
-        if (!sl_type_is_nested(s->fields[i].type) || row->vals[i].isnull) continue;
+    for (int i = 0; i < s->n && i < row->n && i < inst->n; i++) {
+        const sl_dtype *dt = s->fields[i].dt;
+        bool ltz = s->fields[i].type == SL_T_TIMESTAMP && dt && dt->variant == SL_DV_LTZ;
+        if ((!sl_type_is_nested(s->fields[i].type) && !ltz) || inst->vals[i].isnull) continue;
         char key[24];
         int kn = snprintf(key, sizeof key, "%s\"%d\":", open ? "," : ",{\"json\":{", i);
         sl_buf_put(out, key, (size_t)kn);
         open = true;
-        put_value(out, &row->vals[i], s->fields[i].dt, &gw_opts, NULL, 0);
+        put_value(out, &inst->vals[i], dt, &gw_opts, NULL, 0);
     }
     if (open) sl_buf_put(out, "}}", 2);
     sl_buf_putc(out, ']');

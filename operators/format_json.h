@@ -48,9 +48,14 @@ int sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row, char *
 
 /* row (of schema s) as the SQL client's JSON array, kind first, then each
  * value's text, without a line end; when the row has non-null ARRAY, MAP,
- * MULTISET or ROW values, a last element {"json": {"<column index>": v}}
- * holds them as JSON (the json format's encoding with ISO-8601 timestamps,
- * MAP keys as their text), for the SQL gateway's JSON rows. */
-void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s);
+ * MULTISET, ROW or TIMESTAMP_LTZ values, a last element {"json": {"<column
+ * index>": v}} holds them as JSON (the json format's encoding with ISO-8601
+ * timestamps, a TIMESTAMP_LTZ the UTC instant with 'Z', MAP keys as their
+ * text), for the SQL gateway's JSON rows. inst: the same row with its
+ * TIMESTAMP_LTZ columns as instants where row shows them as local times
+ * (NULL: row itself); the JSON is written from it, so that it is exact also
+ * in the hour a daylight-saving change repeats. */
+void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_row *inst,
+                            const sl_schema *s);
 
 #endif

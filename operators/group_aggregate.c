@@ -1213,16 +1213,14 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
     ga_state *st = op->priv;
     for (int i = 0; i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
-        if ((a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) || a->strval) continue;
-        const sl_value *v = &row->vals[a->col];
-        if (v->isnull) continue;
+        int64_t key;
+        if (!sl_agg_minmax_value(a, row, &key)) continue; /* not MIN/MAX, NULL or filtered out */
         if (!pl->retract_minmax)
             return sl_op_fail(op, "vertex '%s': aggregate %d '%s' received a retraction (%s) but "
                               "the vertex's input is insert-only; set \"input-changelog\": "
                               "\"retract\" on it to keep the values MIN/MAX need",
                               pl->vid, i + 1, a->text, sl_rowkind_short(row->kind));
-        if (mm_update(op, i, st->new_acc + a->off, sl_agg_order_key(a->in_type, v), sign) !=
-            SL_OK)
+        if (mm_update(op, i, st->new_acc + a->off, key, sign) != SL_OK)
             return SL_ERR;
     }
     return SL_OK;

@@ -95,7 +95,8 @@
  *
  * DISTINCT aggregates (COUNT/SUM/AVG(DISTINCT col)) keep each window's set
  * of values per key in "window-distinct" (namespace = window | aggregate
- * index | value); the accumulator takes a value in when it is new to the
+ * index | value; over retractions -> the value's copies, see
+ * "Retractions"); the accumulator takes a value in when it is new to the
  * window's set; the sets go with the window's entry at cleanup. Windows
  * with DISTINCT are not sliced (slices would merge accumulators whose sets
  * overlap) and SESSION windows refuse DISTINCT. FILTER (WHERE flag) items
@@ -121,8 +122,19 @@
  * like any row and taken out of their accumulators (sl_agg_retract) and
  * COLLECT's copies; +U adds. A window whose row count is 0 when it fires
  * emits nothing (Flink's record counter). COUNT, SUM, AVG and COLLECT
- * [DISTINCT] (its copies are counted) are retractable so; MIN/MAX, the other
- * DISTINCT aggregates and the JSON aggregates are refused.
+ * [DISTINCT] (its copies are counted) retract so. MIN/MAX (retract_minmax)
+ * keep their values in "window-kept" too: namespace = window | item u8 |
+ * the value (its order key, 8 bytes big endian with the sign flipped, or a
+ * STRING's bytes) -> i64 copies; the accumulator's slot (a STRING's: the
+ * key row's column) holds the extremum, and when its last copy goes the
+ * item's entries are read back for the next one (kept_minmax). DISTINCT
+ * items count each value's copies in their "window-distinct" entry (i64;
+ * insert-only windows keep writing empty values, so their state is as
+ * before), a value leaving the accumulator with its last copy. A
+ * JSON_ARRAYAGG retraction deletes the earliest entry of equal text (Flink's
+ * list remove), a JSON_OBJECTAGG one the key's member when it is the same
+ * member. Only windows that use them register the states, so savepoints of
+ * other jobs restore unchanged.
  *
  * Two phases. With "phase": "global" the input is a local_aggregate's
  * (operators/local_aggregate.c): per key and slice a partial accumulator
@@ -208,7 +220,10 @@ typedef struct win_plan {
                            session zone windows align in (see "Zones" above) */
     int retract_input;  /* "input-changelog": "retract": -U/-D rows retract (see
                            "Retractions" above) */
-    int kept;           /* some item is COLLECT, JSON_ARRAYAGG or JSON_OBJECTAGG */
+    int kept;           /* some item is COLLECT, JSON_ARRAYAGG or JSON_OBJECTAGG, or
+                           retract_minmax: "window-kept" holds values */
+    int retract_minmax; /* retract_input and a MIN or MAX: their values kept (see
+                           "Retractions" above) */
 } win_plan;
 
 typedef struct win_range {
@@ -621,7 +636,11 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             sl_schema_add(&pl->key_schema, nm, SL_T_STRING);
         }
     pl->nout = out->n;
-    pl->kept = pl->aggs.has_collect || pl->aggs.has_jsonagg;
+    /* over retractions MIN and MAX keep their values, from which a retracted
+     * extremum's successor is found (operators/agg.h keep_values) */
+    pl->retract_minmax = pl->retract_input && (pl->aggs.has_minmax || pl->aggs.has_strval);
+    pl->aggs.keep_values = pl->retract_input && pl->aggs.has_minmax;
+    pl->kept = pl->aggs.has_collect || pl->aggs.has_jsonagg || pl->retract_minmax;
     for (int i = 0; i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
         /* JSON_ARRAYAGG keeps its values in arrival order, which windows that
@@ -630,14 +649,6 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         if (a->fn == SL_AGG_JSON_ARRAYAGG && pl->kind != WIN_TUMBLE) {
             sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': JSON_ARRAYAGG is supported in "
                       "TUMBLE windows only", vid, i + 1, a->text);
-            goto fail;
-        }
-        /* over retractions: what the accumulator and COLLECT's counts undo */
-        if (pl->retract_input && (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX || a->distinct ||
-                                  a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG)) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s' over a retracting input "
-                      "(\"input-changelog\": \"retract\") is not supported in a window yet "
-                      "(COUNT, SUM, AVG and COLLECT [DISTINCT] are)", vid, i + 1, a->text);
             goto fail;
         }
     }
@@ -801,10 +812,14 @@ static int kept_collect(sl_op *op, const sl_row *row, const uint8_t *ns, int i, 
     return rc == SL_ERR ? kept_state_failed(op, serr) : SL_OK;
 }
 
-/* The record's values of the kept items into window ns, whose accumulator
- * acc holds JSON_ARRAYAGG's next sequence number; sign -1 retracts (COLLECT
- * only: the plan refuses the JSON items over a retracting input). */
-static int kept_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t *acc, int sign)
+static int kept_minmax(sl_op *op, const sl_row *row, const uint8_t *ns, sl_buf *e, int i,
+                       int sign);
+static int kept_json_retract(sl_op *op, const sl_row *row, const uint8_t *ns, int i);
+
+/* The record's values of the kept items into window ns, whose entry e (its
+ * accumulator holds JSON_ARRAYAGG's next sequence number and the MIN/MAX
+ * slots) may be rewritten; sign -1 retracts. */
+static int kept_add(sl_op *op, const sl_row *row, const uint8_t *ns, sl_buf *e, int sign)
 {
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
@@ -815,7 +830,16 @@ static int kept_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t *ac
             if (kept_collect(op, row, ns, i, sign) != SL_OK) return SL_ERR;
             continue;
         }
+        if (pl->retract_minmax && (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX)) {
+            if (kept_minmax(op, row, ns, e, i, sign) != SL_OK) return SL_ERR;
+            continue;
+        }
         if (!sl_agg_kept(a) || !sl_agg_json_counts(a, row)) continue;
+        if (sign < 0) {
+            if (kept_json_retract(op, row, ns, i) != SL_OK) return SL_ERR;
+            continue;
+        }
+        uint8_t *acc = sl_buf_u8(e) + WIN_ACC_OFF;
         const sl_value *x = &row->vals[a->col];
         if (a->fn == SL_AGG_JSON_ARRAYAGG) {
             if (x->isnull && !a->null_on_null) continue; /* ABSENT ON NULL */
@@ -919,7 +943,8 @@ static int ns_clear(sl_op *op, int sid, const uint8_t *ns, const uint8_t *to)
         const uint8_t *v = e + 8 + n;
         kept_ns(st, to, e[4 + WIN_NS_LEN], e + 4 + WIN_NS_LEN + 1, n - WIN_NS_LEN - 1);
         uint8_t cb[8];
-        if (pl->aggs.aggs[e[4 + WIN_NS_LEN]].fn == SL_AGG_COLLECT && vl == 8) {
+        sl_agg_fn fn = pl->aggs.aggs[e[4 + WIN_NS_LEN]].fn;
+        if ((fn == SL_AGG_COLLECT || fn == SL_AGG_MIN || fn == SL_AGG_MAX) && vl == 8) {
             const void *old;
             size_t olen;
             int rc = sl_kstate_get(op->kstate, sid, st->kns.p, st->kns.len, &old, &olen, serr,
@@ -1053,6 +1078,24 @@ static int entry_row(sl_op *op, const uint8_t *e, size_t len, sl_value *vals)
     return SL_OK;
 }
 
+/* Rewrite entry *e with the key row vals (which may point into *e: the new
+ * entry is written aside first). */
+static void entry_rewrite(sl_op *op, sl_buf *e, const sl_value *vals)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    size_t ko = keyrow_off(pl);
+    sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->key_schema.n, .vals = (sl_value *)vals};
+    size_t need = sl_row_size(&kr, &pl->key_schema);
+    sl_buf_reset(&st->snew);
+    uint8_t *d = (uint8_t *)sl_buf_room(&st->snew, ko + need);
+    memcpy(d, sl_buf_u8(e), ko);
+    size_t n = sl_row_encode(&kr, &pl->key_schema, d + ko, need);
+    SL_ASSERT(n == need);
+    sl_buf_added(&st->snew, ko + n);
+    sl_buf_set(e, st->snew.p, st->snew.len);
+}
+
 /* Whether string value v beats the extremum cur of STRING MIN/MAX item a. */
 static bool str_better(const sl_agg *a, const sl_value *v, const sl_value *cur)
 {
@@ -1088,18 +1131,191 @@ static int str_fold(sl_op *op, sl_buf *e, const sl_row *row, const uint8_t *sbyt
         }
         j++;
     }
-    if (!changed) return SL_OK;
-    /* the values point into *e and the source: write the new entry aside first */
-    size_t ko = keyrow_off(pl);
-    sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->key_schema.n, .vals = cur};
-    size_t need = sl_row_size(&kr, &pl->key_schema);
-    sl_buf_reset(&st->snew);
-    uint8_t *d = (uint8_t *)sl_buf_room(&st->snew, ko + need);
-    memcpy(d, sl_buf_u8(e), ko);
-    size_t n = sl_row_encode(&kr, &pl->key_schema, d + ko, need);
-    SL_ASSERT(n == need);
-    sl_buf_added(&st->snew, ko + n);
-    sl_buf_set(e, st->snew.p, st->snew.len);
+    if (changed) entry_rewrite(op, e, cur);
+    return SL_OK;
+}
+
+/* The key-row column of STRING MIN/MAX item i. */
+static int str_col(const win_plan *pl, int i)
+{
+    int j = pl->nkeys;
+    for (int k = 0; k < i; k++) j += pl->aggs.aggs[k].strval;
+    return j;
+}
+
+/* Set STRING MIN/MAX item i's extremum in entry *e to the len bytes at p
+ * (NULL: no value), its has-value slot with it. */
+static int str_set(sl_op *op, sl_buf *e, int i, const void *p, size_t len)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    if (entry_row(op, sl_buf_u8(e), e->len, st->keyv) != SL_OK) return SL_ERR;
+    st->keyv[str_col(pl, i)] =
+        p ? (sl_value){.v.s = {p, (uint32_t)len}} : (sl_value){.isnull = true};
+    sl_agg_minmax_set(&pl->aggs.aggs[i], sl_buf_u8(e) + WIN_ACC_OFF, p != NULL, 0);
+    entry_rewrite(op, e, st->keyv);
+    return SL_OK;
+}
+
+/* ---- over retractions: MIN/MAX values, JSON retractions -------------------- */
+
+/* A MIN/MAX value's bytes in "window-kept": the order key big-endian with
+ * the sign bit flipped, so the entries lie in value order. */
+static void mm_key_put(uint8_t *b, int64_t k)
+{
+    uint64_t u = (uint64_t)k ^ ((uint64_t)1 << 63);
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(u >> (56 - 8 * i));
+}
+
+static int64_t mm_key_get(const uint8_t *b)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u = (u << 8) | b[i];
+    return (int64_t)(u ^ ((uint64_t)1 << 63));
+}
+
+/* MIN/MAX item i over retractions (pl->retract_minmax): the record's value's
+ * copies in window ns go up (sign 1) or down (-1) in "window-kept"
+ * (namespace = window | item u8 | the value: mm_key_put's 8 bytes, or a
+ * STRING's bytes -> i64 copies; an entry at 0 is deleted, a retraction of a
+ * value not held is ignored, as the GROUP BY does). An added value that
+ * beats the extremum in entry *e becomes it (a STRING's: str_fold did that
+ * already); when the extremum's last copy goes, the window's values are
+ * read back for the next one (Flink's retracting MIN/MAX keep such a map
+ * too). */
+static int kept_minmax(sl_op *op, const sl_row *row, const uint8_t *ns, sl_buf *e, int i,
+                       int sign)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const void *vp;
+    size_t vl = 8;
+    int64_t key = 0;
+    uint8_t kb[8];
+    if (a->strval) {
+        if (!sl_agg_str_value(a, row, &vp, &vl)) return SL_OK;
+    } else {
+        if (!sl_agg_minmax_value(a, row, &key)) return SL_OK;
+        mm_key_put(kb, key);
+        vp = kb;
+    }
+    kept_ns(st, ns, i, vp, vl);
+    const void *val;
+    size_t vlen;
+    char serr[256];
+    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen, serr,
+                           sizeof serr);
+    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    int64_t c = rc == SL_OK && vlen == 8 ? sl_get_lei64(val) : 0;
+    if (c == 0 && sign < 0) return SL_OK;
+    c += sign;
+    uint8_t cb[8];
+    sl_put_lei64(cb, c);
+    rc = c ? sl_kstate_put(op->kstate, st->sid_kept, st->kns.p, st->kns.len, cb, 8, serr,
+                           sizeof serr)
+           : sl_kstate_del(op->kstate, st->sid_kept, st->kns.p, st->kns.len, serr, sizeof serr);
+    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    uint8_t *acc = sl_buf_u8(e) + WIN_ACC_OFF;
+    int64_t cur;
+    bool has = sl_agg_minmax_get(a, acc, &cur);
+    if (sign > 0) {
+        if (!a->strval && (!has || sl_agg_minmax_better(a, key, cur)))
+            sl_agg_minmax_set(a, acc, true, key);
+        return SL_OK;
+    }
+    if (c > 0 || !has) return SL_OK;
+    if (a->strval) {
+        if (entry_row(op, sl_buf_u8(e), e->len, st->keyv) != SL_OK) return SL_ERR;
+        const sl_value *sv = &st->keyv[str_col(pl, i)];
+        if (sv->isnull || sl_agg_str_cmp(vp, vl, sv->v.s.p, sv->v.s.len)) return SL_OK;
+    } else if (cur != key) {
+        return SL_OK;
+    }
+    /* the extremum's last copy went: the best of the values still held */
+    kept_ns(st, ns, i, NULL, 0);
+    sl_agg_kept_scan cs = {SL_AGG_COLLECT, sl_buf_u8(&st->kns), st->kns.len, &st->kscan};
+    sl_buf_reset(&st->kscan);
+    if (sl_kstate_scan_key(op->kstate, st->sid_kept, sl_agg_kept_scan_fn, &cs, serr,
+                           sizeof serr) == SL_ERR)
+        return kept_state_failed(op, serr);
+    const uint8_t *b = sl_buf_u8(&st->kscan), *best = NULL;
+    uint32_t blen = 0;
+    int64_t bkey = 0;
+    for (size_t pos = 0; pos < st->kscan.len; pos += sl_agg_kept_size(SL_AGG_COLLECT, b + pos)) {
+        uint32_t tl = sl_get_le32(b + pos);
+        const uint8_t *t = b + pos + 4;
+        if (sl_get_lei64(t + tl) <= 0) continue;
+        if (a->strval) {
+            int cmp = best ? sl_agg_str_cmp(t, tl, best, blen) : 0;
+            if (best && !(a->fn == SL_AGG_MAX ? cmp > 0 : cmp < 0)) continue;
+        } else {
+            if (tl != 8) continue;
+            int64_t k = mm_key_get(t);
+            if (best && !sl_agg_minmax_better(a, k, bkey)) continue;
+            bkey = k;
+        }
+        best = t;
+        blen = tl;
+    }
+    if (!a->strval) {
+        sl_agg_minmax_set(a, acc, best != NULL, bkey);
+        return SL_OK;
+    }
+    return str_set(op, e, i, best, blen);
+}
+
+/* A retraction reaching JSON item i in window ns: JSON_ARRAYAGG takes out
+ * the earliest equal value (Flink's list remove), JSON_OBJECTAGG the key's
+ * member when it is the same member (as the GROUP BY does). */
+static int kept_json_retract(sl_op *op, const sl_row *row, const uint8_t *ns, int i)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const sl_value *x = &row->vals[a->col];
+    char serr[256];
+    sl_buf_reset(&st->kval);
+    if (a->fn == SL_AGG_JSON_ARRAYAGG) {
+        if (x->isnull && !a->null_on_null) return SL_OK; /* ABSENT ON NULL: never kept */
+        if (x->isnull) sl_buf_put(&st->kval, "null", 4);
+        else sl_fmt_json_value_dt(&st->kval, x, a->in_dt);
+        kept_ns(st, ns, i, NULL, 0);
+        sl_agg_kept_scan cs = {a->fn, sl_buf_u8(&st->kns), st->kns.len, &st->kscan};
+        sl_buf_reset(&st->kscan);
+        if (sl_kstate_scan_key(op->kstate, st->sid_kept, sl_agg_kept_scan_fn, &cs, serr,
+                               sizeof serr) == SL_ERR)
+            return kept_state_failed(op, serr);
+        sl_agg_kept_index(a->fn, &st->kscan, &st->kidx); /* by sequence: the earliest first */
+        const size_t *ix = (const size_t *)st->kidx.p;
+        for (size_t k = 0; k < st->kidx.len / sizeof *ix; k++) {
+            const uint8_t *en = sl_buf_u8(&st->kscan) + ix[k];
+            if (sl_get_le32(en + 8) != st->kval.len || memcmp(en + 12, st->kval.p, st->kval.len))
+                continue;
+            kept_ns(st, ns, i, en, 8);
+            if (sl_kstate_del(op->kstate, st->sid_kept, st->kns.p, st->kns.len, serr,
+                              sizeof serr) == SL_ERR)
+                return kept_state_failed(op, serr);
+            break;
+        }
+        return SL_OK;
+    }
+    const sl_value *v = &row->vals[a->vcol];
+    if (x->isnull || (v->isnull && !a->null_on_null)) return SL_OK; /* never kept */
+    sl_fmt_json_value_dt(&st->kval, x, a->in_dt);
+    sl_buf_putc(&st->kval, ':');
+    if (v->isnull) sl_buf_put(&st->kval, "null", 4);
+    else sl_fmt_json_value_dt(&st->kval, v, a->v_dt);
+    kept_ns(st, ns, i, x->v.s.p, x->v.s.len);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen, serr,
+                           sizeof serr);
+    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    if (rc != SL_OK || vlen != st->kval.len || memcmp(val, st->kval.p, vlen)) return SL_OK;
+    if (sl_kstate_del(op->kstate, st->sid_kept, st->kns.p, st->kns.len, serr, sizeof serr) ==
+        SL_ERR)
+        return kept_state_failed(op, serr);
     return SL_OK;
 }
 
@@ -1186,10 +1402,12 @@ static int assign_windows(const win_plan *pl, win_state *st, int64_t ts)
 }
 
 /* DISTINCT aggregates: the record's value of each goes into window ns's
- * value set (namespace = window | aggregate index u8 | the value's bytes,
- * empty value); a value new to the set enters the accumulator acc. The
- * input is insert-only, so sets only grow until the window is cleaned. */
-static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t *acc)
+ * value set (namespace = window | aggregate index u8 | the value's bytes);
+ * a value new to the set enters the accumulator acc. Over an insert-only
+ * input sets only grow until the window is cleaned, and an entry's value
+ * is empty; over retractions (sign -1 takes a copy out) it is the value's
+ * i64 copies, and the value leaves acc with its last copy. */
+static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t *acc, int sign)
 {
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
@@ -1207,10 +1425,21 @@ static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t
         if (vl) memcpy(d + WIN_NS_LEN + 1, vp, vl);
         sl_buf_added(&st->dns, dl);
         int rc = sl_kstate_get(op->kstate, st->sid_distinct, d, dl, &val, &vlen, serr, sizeof serr);
+        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
+        if (pl->retract_input) {
+            int64_t c = rc == SL_OK ? (vlen == 8 ? sl_get_lei64(val) : 1) : 0;
+            if (c == 0 && sign < 0) continue; /* not held: ignored, as the GROUP BY does */
+            uint8_t cb[8];
+            sl_put_lei64(cb, c + sign);
+            rc = c + sign ? sl_kstate_put(op->kstate, st->sid_distinct, d, dl, cb, 8, serr,
+                                          sizeof serr)
+                          : sl_kstate_del(op->kstate, st->sid_distinct, d, dl, serr, sizeof serr);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
+            if (c == 0 || c + sign == 0) sl_agg_distinct_apply(&pl->aggs, i, acc, row, sign);
+            continue;
+        }
         if (rc == SL_OK) continue; /* seen in this window */
-        if (rc == SL_ERR ||
-            sl_kstate_put(op->kstate, st->sid_distinct, d, dl, "", 0, serr, sizeof serr) !=
-                SL_OK)
+        if (sl_kstate_put(op->kstate, st->sid_distinct, d, dl, "", 0, serr, sizeof serr) != SL_OK)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
         sl_agg_distinct_apply(&pl->aggs, i, acc, row, 1);
     }
@@ -1235,16 +1464,16 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
                              st->cur.len) != SL_OK)
         return SL_ERR;
     if (acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK) return udf_failed(op);
-    if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
+    int sign = row_retracts(row) ? -1 : 1;
+    if (pl->aggs.has_strval && sign > 0 && str_fold(op, &st->cur, row, NULL, 0) != SL_OK)
+        return SL_ERR;
     if (pl->aggs.has_distinct || pl->kept) {
         uint8_t dns[WIN_NS_LEN];
         ns_encode(dns, w.start, w.end);
         if (pl->aggs.has_distinct &&
-            distinct_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF) != SL_OK)
+            distinct_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF, sign) != SL_OK)
             return SL_ERR;
-        if (pl->kept && kept_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
-                                 row_retracts(row) ? -1 : 1) != SL_OK)
-            return SL_ERR;
+        if (pl->kept && kept_add(op, row, dns, &st->cur, sign) != SL_OK) return SL_ERR;
     }
     if (due) {
         rc = emit_result(op, fired ? SL_KIND_UPDATE_AFTER : SL_KIND_INSERT, w.start, w.end,
@@ -1372,11 +1601,10 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
 
     if (acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK)
         return udf_failed(op);
-    if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
-    if (pl->kept &&
-        kept_add(op, row, mns, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row_retracts(row) ? -1 : 1) !=
-            SL_OK)
+    int sign = row_retracts(row) ? -1 : 1;
+    if (pl->aggs.has_strval && sign > 0 && str_fold(op, &st->cur, row, NULL, 0) != SL_OK)
         return SL_ERR;
+    if (pl->kept && kept_add(op, row, mns, &st->cur, sign) != SL_OK) return SL_ERR;
     int64_t mdue = win_due(st->tz, m.end);
     bool due = !pl->proctime && mdue <= wm;
     if (due) {

@@ -890,6 +890,19 @@ int sql_cat_check_options(sql_table *t, const sql_node *with, char *err, size_t 
     return check_options(t, with, err, errlen);
 }
 
+/* Whether name is one of the '\x1f'-separated names of list (NULL: none). */
+static int name_in(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, '\x1f');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncasecmp(p, name, n)) return 1;
+        p = e ? e + 1 : p + len;
+    }
+    return 0;
+}
+
 static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_result *r,
                        char *err, size_t errlen)
 {
@@ -932,8 +945,8 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
         t->cols[i].name = sl_strdup(sch.fields[i].name);
         t->cols[i].type = sch.fields[i].type;
         t->cols[i].dt = sch.fields[i].dt;
-        t->cols[i].view_attr = rt && !strcasecmp(rt, sch.fields[i].name)   ? 1
-                             : pt && !strcasecmp(pt, sch.fields[i].name) ? 2 : 0;
+        t->cols[i].view_attr = name_in(rt, sch.fields[i].name)   ? 1
+                             : name_in(pt, sch.fields[i].name) ? 2 : 0;
     }
     free(rt);
     free(pt);

@@ -226,10 +226,10 @@ static int check_call(plan *p, groupwin *g, const rel *in)
                         "INTERVAL '10' SECOND", gw_names[g->kind], i + 1);
     const sql_node *t = c->kids[0];
     /* also a semi join's materialized ones, as Flink 2.3 plans them (rel.mrowtime) */
-    if (t->kind == SQL_COL && ((in->rowtime && !strcasecmp(t->s, in->rowtime)) ||
+    if (t->kind == SQL_COL && (rel_is_attr(in, 1, t->s) ||
                                (in->mrowtime && !strcasecmp(t->s, in->mrowtime))))
         return SL_OK;
-    if (t->kind == SQL_COL && ((in->proctime && !strcasecmp(t->s, in->proctime)) ||
+    if (t->kind == SQL_COL && (rel_is_attr(in, 0, t->s) ||
                                (in->mproctime && !strcasecmp(t->s, in->mproctime)))) {
         g->proctime = 1;
         return SL_OK;

@@ -34,6 +34,8 @@
 #define fnv1a sqlp_fnv1a
 #define select_items sqlp_select_items
 #define carry_time_attrs sqlp_carry_time_attrs
+#define rel_is_attr sqlp_rel_is_attr
+#define rel_use_attr sqlp_rel_use_attr
 #define identity sqlp_identity
 
 /* A join's columns by the names the query uses: (qualifier, column) -> the
@@ -47,6 +49,12 @@ typedef struct rel {
     char *updater;    /* the operator that made it updating */
     char *rowtime;    /* event-time attribute column, or NULL */
     char *proctime;   /* processing-time attribute column, or NULL */
+    char *rtalts;     /* further columns that are the same event-time attribute (SELECT ts,
+                         ts AS ts2, as Flink marks every one), '\x1f'-separated, or NULL; */
+    char *rtalts_of;  /* valid while rowtime is still this (code that renames or drops the
+                         attribute without knowing them leaves them stale: ignored then) */
+    char *ptalts;     /* the same for proctime: its copies and further PROCTIME() items */
+    char *ptalts_of;
     char *mrowtime;   /* after a regular, semi or anti join (IN / EXISTS): a side's event- */
     char *mproctime;  /* and processing-time attributes, materialized: Flink 2.3 still
                          plans group windows (TUMBLE(ts, ...) in GROUP BY) on them, on the
@@ -135,6 +143,12 @@ int plan_from(plan *p, const sql_node *f, rel *out);
 int plan_query(plan *p, const sql_node *q, rel *out);
 int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np);
 void carry_time_attrs(rel *r, item *its, int n);
+/* Whether column `name` is r's event-time (rowtime 1) or processing-time
+ * attribute: the attribute's column or one of its aliases (rel.rtalts). */
+int rel_is_attr(const rel *r, int rowtime, const char *name);
+/* Make alias `name` r's attribute column (a window names it), the old one
+ * an alias; nothing when it is none. */
+void rel_use_attr(rel *r, const char *name);
 int identity(const item *its, int n, const sl_schema *sch);
 
 /* ---- plan_reuse.c ---------------------------------------------------------- */

@@ -65,6 +65,10 @@ void rel_free(rel *r)
     free(r->updater);
     free(r->rowtime);
     free(r->proctime);
+    free(r->rtalts);
+    free(r->rtalts_of);
+    free(r->ptalts);
+    free(r->ptalts_of);
     free(r->mrowtime);
     free(r->mproctime);
     free(r->ident);
@@ -86,6 +90,10 @@ void rel_copy(rel *dst, const rel *src)
     dst->updater = dup0(src->updater);
     dst->rowtime = dup0(src->rowtime);
     dst->proctime = dup0(src->proctime);
+    dst->rtalts = dup0(src->rtalts);
+    dst->rtalts_of = dup0(src->rtalts_of);
+    dst->ptalts = dup0(src->ptalts);
+    dst->ptalts_of = dup0(src->ptalts_of);
     dst->mrowtime = dup0(src->mrowtime);
     dst->mproctime = dup0(src->mproctime);
     dst->ident = dup0(src->ident);
@@ -777,17 +785,95 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
     return SL_OK;
 }
 
+/* The valid aliases of r's event-time (rowtime 1) or processing-time
+ * attribute (rel.rtalts), or NULL. */
+static const char *attr_alts(const rel *r, int rowtime)
+{
+    const char *at = rowtime ? r->rowtime : r->proctime;
+    const char *of = rowtime ? r->rtalts_of : r->ptalts_of;
+    const char *alts = rowtime ? r->rtalts : r->ptalts;
+    return at && of && alts && !strcasecmp(at, of) ? alts : NULL;
+}
+
+/* Whether name is one of the '\x1f'-separated names of list. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, '\x1f');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncasecmp(p, name, n)) return 1;
+        p = e ? e + 1 : p + len;
+    }
+    return 0;
+}
+
+int rel_is_attr(const rel *r, int rowtime, const char *name)
+{
+    const char *at = rowtime ? r->rowtime : r->proctime;
+    if (!name || !at) return 0;
+    return !strcasecmp(at, name) || in_list(attr_alts(r, rowtime), name);
+}
+
+void rel_use_attr(rel *r, const char *name)
+{
+    for (int rt = 1; rt >= 0; rt--) {
+        char **at = rt ? &r->rowtime : &r->proctime;
+        char **alts = rt ? &r->rtalts : &r->ptalts, **of = rt ? &r->rtalts_of : &r->ptalts_of;
+        if (!name || !*at || !strcasecmp(*at, name) || !in_list(attr_alts(r, rt), name))
+            continue;
+        sql_sbuf b = {0}; /* the other aliases and the old attribute column */
+        for (const char *p = *alts; *p;) {
+            const char *e = strchr(p, '\x1f');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            if (len != strlen(name) || strncasecmp(p, name, len))
+                sql_sb_fmt(&b, "%.*s\x1f", (int)len, p);
+            p = e ? e + 1 : p + len;
+        }
+        sql_sb_fmt(&b, "%s", *at);
+        free(*alts);
+        *alts = sql_sb_take(&b);
+        free(*at);
+        *at = sl_strdup(name);
+        free(*of);
+        *of = sl_strdup(name);
+        return;
+    }
+}
+
 /* Time attributes survive a projection that keeps the column bare (so do
- * the materialized ones of a semi join, rel.mrowtime). */
+ * the materialized ones of a semi join, rel.mrowtime). As in Flink, every
+ * item that keeps one (ts, ts AS ts2) and every PROCTIME() item is a time
+ * attribute: the first names it (rel.rowtime, rel.proctime; a new
+ * PROCTIME() item is the one a query names), the others are its aliases
+ * (rel.rtalts, rel.ptalts). */
 void carry_time_attrs(rel *r, item *its, int n)
 {
     char *rt = NULL, *pt = NULL, *mrt = NULL, *mpt = NULL;
+    sql_sbuf rta = {0}, pta = {0};
+    int newpt = -1;
+    for (int i = 0; i < n; i++)
+        if (is_proctime(its[i].expr)) {
+            newpt = i;
+            pt = sl_strdup(its[i].name);
+            break;
+        }
     for (int i = 0; i < n; i++) {
         const sql_node *e = its[i].expr;
         const char *src = e ? (e->kind == SQL_COL ? e->s : NULL) : its[i].name;
+        if (i != newpt && is_proctime(e)) {
+            sql_sb_fmt(&pta, "%s%s", pta.len ? "\x1f" : "", its[i].name);
+            continue;
+        }
         if (!src) continue;
-        if (r->rowtime && !strcasecmp(src, r->rowtime) && !rt) rt = sl_strdup(its[i].name);
-        if (r->proctime && !strcasecmp(src, r->proctime) && !pt) pt = sl_strdup(its[i].name);
+        if (rel_is_attr(r, 1, src)) {
+            if (!rt) rt = sl_strdup(its[i].name);
+            else sql_sb_fmt(&rta, "%s%s", rta.len ? "\x1f" : "", its[i].name);
+        }
+        if (i != newpt && rel_is_attr(r, 0, src)) {
+            if (!pt) pt = sl_strdup(its[i].name);
+            else sql_sb_fmt(&pta, "%s%s", pta.len ? "\x1f" : "", its[i].name);
+        }
         if (r->mrowtime && !strcasecmp(src, r->mrowtime) && !mrt) mrt = sl_strdup(its[i].name);
         if (r->mproctime && !strcasecmp(src, r->mproctime) && !mpt) mpt = sl_strdup(its[i].name);
     }
@@ -795,16 +881,18 @@ void carry_time_attrs(rel *r, item *its, int n)
     free(r->mproctime);
     r->mrowtime = mrt;
     r->mproctime = mpt;
-    for (int i = 0; i < n; i++) /* a new PROCTIME() item is the one a query names */
-        if (is_proctime(its[i].expr)) {
-            free(pt);
-            pt = sl_strdup(its[i].name);
-            break;
-        }
     free(r->rowtime);
     free(r->proctime);
+    free(r->rtalts);
+    free(r->rtalts_of);
+    free(r->ptalts);
+    free(r->ptalts_of);
     r->rowtime = rt;
     r->proctime = pt;
+    r->rtalts = rta.len ? sql_sb_take(&rta) : NULL;
+    r->rtalts_of = r->rtalts ? dup0(rt) : NULL;
+    r->ptalts = pta.len ? sql_sb_take(&pta) : NULL;
+    r->ptalts_of = r->ptalts ? dup0(pt) : NULL;
 }
 
 int identity(const item *its, int n, const sl_schema *sch)
@@ -1070,16 +1158,6 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     if (e->s2 && !jobj && strcasecmp(e->s, "JSON_ARRAYAGG")) {
         free(txt);
         return PERR(e, "%s takes no ON NULL clause", e->s);
-    }
-    if (c->wspec && c->in->updating &&
-        (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") ||
-         ((e->flags & SQL_F_DISTINCT) && strcasecmp(e->s, "COLLECT")) ||
-         !strcasecmp(e->s, "JSON_ARRAYAGG") || !strcasecmp(e->s, "JSON_OBJECTAGG"))) {
-        /* the window operator undoes counts, sums and COLLECT's copies */
-        free(txt);
-        return PERR(e, "%s%s in a group window over an updating input (produced by %s) is not "
-                    "supported yet (COUNT, SUM, AVG and COLLECT [DISTINCT] are)", e->s,
-                    e->flags & SQL_F_DISTINCT ? "(DISTINCT ...)" : "", c->in->updater);
     }
     if (cond && has_agg(cond)) {
         free(txt);
@@ -1388,6 +1466,7 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         free(in->alias);
         in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
     }
+    rel_use_attr(in, desc->s); /* a copy of the attribute (ts AS ts2) is one too */
     /* a group window takes the retractions, as Flink 2.3's does (the window
      * operator's "input-changelog": "retract"); a TVF over a join's
      * materialized time attribute gets Flink's words below */
@@ -2378,8 +2457,11 @@ int sql_plan_schema_attrs(const sql_catalog *cat, const sql_node *query, sl_sche
     if (rc == SL_OK) {
         sl_schema_init(schema);
         sl_schema_copy(schema, &r.sch);
-        if (rowtime) *rowtime = r.rowtime ? sl_strdup(r.rowtime) : NULL;
-        if (proctime) *proctime = r.proctime ? sl_strdup(r.proctime) : NULL;
+        for (int rt = 1; rt >= 0; rt--) {
+            char **o = rt ? rowtime : proctime;
+            const char *at = rt ? r.rowtime : r.proctime, *alts = attr_alts(&r, rt);
+            if (o) *o = !at ? NULL : alts ? sl_sprintf("%s\x1f%s", at, alts) : sl_strdup(at);
+        }
         rel_free(&r);
     }
     plan_free(&p);

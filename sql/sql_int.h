@@ -151,7 +151,9 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
                     size_t errlen);
 /* sql_plan_schema with the query's time attributes: the names of its event-time
- * and processing-time columns (caller-freed; NULL: none). */
+ * and processing-time columns (caller-freed; NULL: none), each list of the
+ * attribute's column and the other columns that are the same attribute
+ * (SELECT ts, ts AS ts2; PROCTIME() twice), '\x1f'-separated. */
 int sql_plan_schema_attrs(const sql_catalog *cat, const sql_node *query, sl_schema *schema,
                           char **rowtime, char **proctime, char *err, size_t errlen);
 

@@ -196,6 +196,8 @@ HOP3 = "INTERVAL '3' SECOND, INTERVAL '6' SECOND"
 T5_M1, T5_12 = "INTERVAL '5' SECOND, INTERVAL '-1' SECOND", "INTERVAL '5' SECOND, INTERVAL '12' SECOND"
 
 DP = "CAST(price AS DECIMAL(10, 2))"  # the price as money
+# evs less the rows an anti join retracts (evn holds the watermark until it has ended)
+ANTI_EVS = "FROM evs e WHERE NOT EXISTS (SELECT 1 FROM evn n WHERE n.id = e.id + 1 AND n.v > 50)"
 
 
 def mr(body, order="ts", part="sym"):
@@ -956,6 +958,36 @@ QUERIES = [
                           "WHERE p.k = e.k GROUP BY p.id HAVING SUM(p.amount) > 100)"),
     ("in_corr_group_mark", "SELECT e.id, e.v IN (SELECT MAX(p.amount) FROM pay p "
                            "WHERE p.k = e.k GROUP BY p.id) AS m FROM ev e"),
+    # ---- group windows over an anti join's retractions: MIN/MAX (also of a STRING), DISTINCT
+    # aggregates and the JSON aggregates (a group window writes a STRING's JSON unquoted: the
+    # quotes are taken out; an object's members and an array's order by length only). Not
+    # SESSION: a row the anti join lets out and retracts later merges sessions for good, so
+    # which sessions merge depends on how the join's inputs interleave
+    # (test_sql_window_collect.py runs it with the retractions after every row)
+    ("gw_anti_minmax", "SELECT TUMBLE_START(e.ts, INTERVAL '5' SECOND) AS ws, e.k, MIN(e.v) AS mi, "
+                       "MAX(e.v) AS ma, MIN(e.s) AS ms, MAX(e.price) AS mp, MAX(DISTINCT e.u) AS mu "
+                       f"{ANTI_EVS} GROUP BY TUMBLE(e.ts, INTERVAL '5' SECOND), e.k"),
+    ("gw_anti_minmax_hop", "SELECT HOP_START(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND) AS ws, "
+                           "MIN(e.u) AS mi, MAX(e.s) AS ms, MIN(e.v) FILTER (WHERE e.flag) AS mf "
+                           f"{ANTI_EVS} GROUP BY HOP(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND)"),
+    ("gw_anti_distinct", "SELECT TUMBLE_START(e.ts, INTERVAL '5' SECOND) AS ws, "
+                         "COUNT(DISTINCT e.k) AS dk, SUM(DISTINCT e.u) AS su, AVG(DISTINCT e.v) AS av, "
+                         "COUNT(DISTINCT e.s) FILTER (WHERE e.flag) AS df "
+                         f"{ANTI_EVS} GROUP BY TUMBLE(e.ts, INTERVAL '5' SECOND)"),
+    ("gw_anti_distinct_hop", "SELECT HOP_START(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND) AS ws, "
+                             "e.k, COUNT(DISTINCT e.u) AS du, SUM(DISTINCT e.v) AS sv "
+                             f"{ANTI_EVS} GROUP BY HOP(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND), e.k"),
+    ("gw_anti_json_arrayagg", "SELECT TUMBLE_START(e.ts, INTERVAL '5' SECOND) AS ws, e.k, "
+                              "CHAR_LENGTH(REPLACE(JSON_ARRAYAGG(e.k), '\"', '')) AS n "
+                              f"{ANTI_EVS} GROUP BY TUMBLE(e.ts, INTERVAL '5' SECOND), e.k"),
+    ("gw_anti_json_objectagg", "SELECT HOP_START(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND) AS ws, "
+                               "CHAR_LENGTH(REPLACE(JSON_OBJECTAGG(KEY CAST(e.id AS STRING) VALUE "
+                               "e.k), '\"', '')) AS n "
+                               f"{ANTI_EVS} GROUP BY HOP(e.ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND)"),
+    # MIN/MAX with FILTER over an updating input in GROUP BY (their kept values too)
+    ("agg_anti_minmax_filter", "SELECT e.k, MIN(e.v) FILTER (WHERE e.flag) AS mf, "
+                               "MAX(e.v) FILTER (WHERE e.u > 1) AS xf, MAX(e.s) FILTER (WHERE e.flag) "
+                               f"AS sf {ANTI_EVS} GROUP BY e.k"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared

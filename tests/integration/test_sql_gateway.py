@@ -677,3 +677,37 @@ def test_ltz_and_map_keys_in_json_rows_as_flinks_gateway(cluster, workdir, gatew
             "MAP<BIGINT, CHAR(1) NOT NULL>") in json.dumps(body), body
     _, data = gateway.fetch_all(sid, oh, "PLAIN_TEXT")
     assert sorted(d["fields"] for d in data) == [["1", "{1=x}"], ["2", "{2=x}"]], data
+
+
+def test_ltz_json_rows_carry_the_instant_in_the_repeated_hour(cluster, workdir, gateway):
+    """America/New_York repeats 01:00-02:00 on 2026-11-01: the instants
+    05:30:00.25Z and 06:30:00.25Z both show as 01:30:00.250 in the session's
+    zone (PLAIN_TEXT, as Flink's client), and rowFormat=JSON writes each as
+    its own UTC instant with Flink's 'Z' -- top-level, at precision 6, and
+    inside ARRAY, ROW and MAP values alike."""
+    import datetime as dt
+    cluster.add_tm(slots=1)
+    sid = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    gateway.fetch_all(sid, gateway.run(sid, seq_table(2)))
+    gateway.fetch_all(sid, gateway.run(sid, "SET 'table.local-time-zone' = 'America/New_York'"))
+    base = int((dt.datetime(2026, 11, 1, 5, 30, 0, 250000, tzinfo=dt.timezone.utc)
+                - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)).total_seconds() * 1000)
+    ny = dt.timezone(dt.timedelta(hours=-4)), dt.timezone(dt.timedelta(hours=-5))
+    for i in (0, 1):  # the model: both are 01:30:00.25 on the wall clock, EDT then EST
+        t = dt.datetime.fromtimestamp((base + i * 3600000) / 1000, ny[i])
+        assert t.strftime("%H:%M:%S.%f") == "01:30:00.250000"
+    q = (f"SELECT id, TO_TIMESTAMP_LTZ(b, 3) AS l, CAST(TO_TIMESTAMP_LTZ(b, 3) AS TIMESTAMP_LTZ(6))"
+         f" AS l6, ARRAY[TO_TIMESTAMP_LTZ(b, 3)] AS a, ROW(TO_TIMESTAMP_LTZ(b, 3), id) AS r, "
+         f"MAP['k', CAST(TO_TIMESTAMP_LTZ(b, 3) AS TIMESTAMP_LTZ(6))] AS m "
+         f"FROM (SELECT id, {base} + (id - 1) * 3600000 AS b FROM seq)")
+    _, data = gateway.fetch_all(sid, gateway.run(sid, q))
+
+    def instant(ms):
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
+        return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}".rstrip("0") + "Z"
+    got = sorted([f[0], f[1], f[2], f[3], list(f[4].values()), f[5]] for f in
+                 (d["fields"] for d in data))
+    want = [[i, instant(base + (i - 1) * 3600000)] for i in (1, 2)]
+    assert got == [[i, t, t, [t], [t, i], {"k": t}] for i, t in want], got
+    _, data = gateway.fetch_all(sid, gateway.run(sid, q), "PLAIN_TEXT")
+    assert sorted(d["fields"][1] for d in data) == ["2026-11-01 01:30:00.250"] * 2, data

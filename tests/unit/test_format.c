@@ -204,7 +204,7 @@ static void test_client_row(void)
     f.row.kind = SL_KIND_UPDATE_BEFORE;
     f.in[5].isnull = true;
     f.enc.len = 0;
-    sl_fmt_json_client_row(&f.enc, &f.row, &f.s);
+    sl_fmt_json_client_row(&f.enc, &f.row, NULL, &f.s);
     kf_buf_reserve(&f.enc, 1);
     f.enc.p[f.enc.len] = '\0';
     /* BYTES go as their characters, escaped (the client shows them) */
