@@ -69,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "slab.h"
 #include "state_int.h"
 
 typedef struct hm_entry {
@@ -111,30 +112,16 @@ typedef struct hm_array {
     hm_slot slots[];
 } hm_array;
 
-/* Entries of up to HM_SLAB_MAX bytes live in blocks of HM_SLAB_BLOCK, carved
- * in multiples of 8 bytes (an entry's size is a multiple of 8, and its
- * header says it: sizeof(hm_entry) + voff(elen) + vcap), one free list per
- * size; larger ones are malloc'd. The task thread allocates and frees into
- * the free lists; an entry whose last reference a snapshot's release drops
- * (any thread) is pushed on `remote`, a lock-free stack the task thread
- * takes whole when a free list is empty. The slab outlives the state while
- * a snapshot holds it (refs: the state and each live snapshot). */
-#define HM_SLAB_MAX 256
-#define HM_SLAB_BLOCK (64 * 1024)
-#define HM_SLAB_CLASSES (HM_SLAB_MAX / 8 + 1)
-
-typedef struct hm_free {
-    struct hm_free *next;
-    uint32_t size;
-} hm_free;
-
+/* Entries live in a slab (core/slab.h: up to SL_SLAB_MAX bytes carved from
+ * blocks in multiples of 8 -- an entry's size is a multiple of 8, and its
+ * header says it: sizeof(hm_entry) + voff(elen) + vcap -- larger ones
+ * malloc'd). The task thread allocates and frees into its free lists; an
+ * entry whose last reference a snapshot's release drops (any thread) goes
+ * onto the slab's remote stack. The slab outlives the state while a
+ * snapshot holds it (refs: the state and each live snapshot). */
 typedef struct hm_slab {
     _Atomic uint32_t refs;
-    _Atomic(hm_free *) remote;          /* freed off the task thread */
-    hm_free *free[HM_SLAB_CLASSES];      /* per size / 8 (task thread) */
-    uint8_t *cur;                        /* the current block's unused tail */
-    size_t left;
-    void *blocks;                        /* every block, linked through its first word */
+    sl_slab s;
 } hm_slab;
 
 typedef struct hm_state {
@@ -185,53 +172,10 @@ static inline size_t entry_size(uint32_t elen, uint32_t vcap)
     return sizeof(hm_entry) + voff(elen) + vcap;
 }
 
-static void *slab_alloc(hm_slab *sb, size_t size)
-{
-    size_t c = size / 8;
-    if (!sb->free[c] && atomic_load_explicit(&sb->remote, memory_order_relaxed)) {
-        hm_free *f = atomic_exchange_explicit(&sb->remote, NULL, memory_order_acquire);
-        while (f) {
-            hm_free *next = f->next;
-            f->next = sb->free[f->size / 8];
-            sb->free[f->size / 8] = f;
-            f = next;
-        }
-    }
-    if (sb->free[c]) {
-        hm_free *f = sb->free[c];
-        sb->free[c] = f->next;
-        return f;
-    }
-    if (sb->left < size) {
-        /* the tail of the old block goes to the free list of its size */
-        if (sb->left >= sizeof(hm_entry) + 8) {
-            hm_free *f = (hm_free *)(void *)sb->cur;
-            f->size = (uint32_t)sb->left;
-            f->next = sb->free[sb->left / 8];
-            sb->free[sb->left / 8] = f;
-        }
-        uint8_t *b = sl_malloc(HM_SLAB_BLOCK);
-        memcpy(b, &sb->blocks, sizeof sb->blocks);
-        sb->blocks = b;
-        sb->cur = b + 16;
-        sb->left = HM_SLAB_BLOCK - 16;
-    }
-    void *p = sb->cur;
-    sb->cur += size;
-    sb->left -= size;
-    return p;
-}
-
 static void slab_unref(hm_slab *sb)
 {
     if (atomic_fetch_sub_explicit(&sb->refs, 1, memory_order_acq_rel) != 1) return;
-    void *b = sb->blocks;
-    while (b) {
-        void *next;
-        memcpy(&next, b, sizeof next);
-        free(b);
-        b = next;
-    }
+    sl_slab_release(&sb->s);
     free(sb);
 }
 
@@ -240,21 +184,8 @@ static void slab_unref(hm_slab *sb)
 static void entry_free(hm_slab *sb, hm_entry *e, int local)
 {
     size_t size = entry_size(e->elen, e->vcap);
-    if (size > HM_SLAB_MAX) {
-        free(e);
-        return;
-    }
-    hm_free *f = (hm_free *)(void *)e;
-    f->size = (uint32_t)size;
-    if (local) {
-        f->next = sb->free[size / 8];
-        sb->free[size / 8] = f;
-        return;
-    }
-    hm_free *head = atomic_load_explicit(&sb->remote, memory_order_relaxed);
-    do f->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&sb->remote, &head, f, memory_order_release,
-                                                  memory_order_relaxed));
+    if (local) sl_slab_free(&sb->s, e, size);
+    else sl_slab_free_remote(&sb->s, e, size);
 }
 
 static hm_entry *entry_new(hm_slab *sb, const uint8_t *k, size_t n, uint64_t h, const void *val,
@@ -262,9 +193,7 @@ static hm_entry *entry_new(hm_slab *sb, const uint8_t *k, size_t n, uint64_t h, 
 {
     uint32_t cap = vcap_for(vlen);
     size_t size = entry_size((uint32_t)n, cap);
-    hm_entry *e;
-    if (size <= HM_SLAB_MAX) e = slab_alloc(sb, size);
-    else e = sl_malloc(size);
+    hm_entry *e = sl_slab_alloc(&sb->s, size);
     atomic_init(&e->refs, 1);
     e->hash = (uint32_t)h;
     e->elen = (uint32_t)n;
@@ -770,7 +699,7 @@ sl_kstate *sl_kstate_hashmap_open(int kg_first, int kg_last, char *err, size_t e
     st->base.ops = &hm_ops;
     st->slab = sl_calloc(1, sizeof *st->slab);
     atomic_init(&st->slab->refs, 1);
-    atomic_init(&st->slab->remote, NULL);
+    sl_slab_init(&st->slab->s);
     st->ntables = kg_last - kg_first + 1;
     st->tables = sl_calloc((size_t)st->ntables, sizeof *st->tables);
     return &st->base;

@@ -3,7 +3,7 @@
  *
  * Each distinct timer is one node (time, key group, key and namespace bytes
  * in one piece of memory: a slot of a slab block, no malloc per timer, below
- * TSLAB_MAX bytes) that sits in three structures at once:
+ * SL_SLAB_MAX bytes) that sits in three structures at once:
  *   - a binary min-heap ordered by (time, kg, key, ns) -- a total order,
  *     so firing is deterministic. Its entries carry the time and a 64-bit
  *     prefix of (kg, key) beside the node pointer, so most comparisons
@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "keygroup.h"
+#include "slab.h"
 #include "timers.h"
 
 typedef struct tnode tnode;
@@ -58,16 +59,6 @@ struct tnode {
     uint8_t data[];             /* key, then namespace */
 };
 
-/* Nodes of up to TSLAB_MAX bytes (sizes in multiples of 8) are carved from
- * blocks of TSLAB_BLOCK, one free list per size; larger ones are malloc'd.
- * Everything runs on the task thread. */
-#define TSLAB_MAX 256
-#define TSLAB_BLOCK (64 * 1024)
-
-typedef struct tfree {
-    struct tfree *next;
-} tfree;
-
 struct sl_timers {
     hent *heap;      /* min-heap: heap[(i-1)/2] <= heap[i] */
     size_t n, cap;
@@ -75,10 +66,7 @@ struct sl_timers {
     size_t set_mask; /* slots - 1 */
     tnode **kg_head; /* per key group: first node of its list */
     int nkg;         /* kg_head's length */
-    tfree *free[TSLAB_MAX / 8 + 1]; /* per node size / 8 */
-    uint8_t *cur;    /* the current block's unused tail */
-    size_t left;
-    void *blocks;    /* every block, linked through its first word */
+    sl_slab slab;    /* the nodes (task thread only) */
 };
 
 #define KG_LIMIT 65536 /* key groups are u16 everywhere in state */
@@ -262,42 +250,11 @@ static size_t node_size(size_t klen, size_t nslen)
     return (offsetof(tnode, data) + klen + nslen + 7) & ~(size_t)7;
 }
 
-static tnode *node_alloc(sl_timers *t, size_t size)
-{
-    if (size > TSLAB_MAX) return sl_malloc(size);
-    tfree *f = t->free[size / 8];
-    if (f) {
-        t->free[size / 8] = f->next;
-        return (tnode *)(void *)f;
-    }
-    if (t->left < size) {
-        if (t->left >= sizeof(tfree)) { /* the old block's tail, to the list of its size */
-            f = (tfree *)(void *)t->cur;
-            f->next = t->free[t->left / 8];
-            t->free[t->left / 8] = f;
-        }
-        uint8_t *b = sl_malloc(TSLAB_BLOCK);
-        memcpy(b, &t->blocks, sizeof t->blocks);
-        t->blocks = b;
-        t->cur = b + 16;
-        t->left = TSLAB_BLOCK - 16;
-    }
-    void *p = t->cur;
-    t->cur += size;
-    t->left -= size;
-    return p;
-}
+static tnode *node_alloc(sl_timers *t, size_t size) { return sl_slab_alloc(&t->slab, size); }
 
 static void node_free(sl_timers *t, tnode *x)
 {
-    size_t size = node_size(x->klen, x->nslen);
-    if (size > TSLAB_MAX) {
-        free(x);
-        return;
-    }
-    tfree *f = (tfree *)(void *)x;
-    f->next = t->free[size / 8];
-    t->free[size / 8] = f;
+    sl_slab_free(&t->slab, x, node_size(x->klen, x->nslen));
 }
 
 /* ---- the service -------------------------------------------------------- */
@@ -309,6 +266,7 @@ sl_timers *sl_timers_new(void)
     t->heap = sl_malloc(t->cap * sizeof *t->heap);
     t->set_mask = 63;
     t->set = sl_calloc(t->set_mask + 1, sizeof *t->set);
+    sl_slab_init(&t->slab);
     return t;
 }
 
@@ -316,14 +274,8 @@ void sl_timers_destroy(sl_timers *t)
 {
     if (!t) return;
     for (size_t i = 0; i < t->n; i++)
-        if (node_size(t->heap[i].x->klen, t->heap[i].x->nslen) > TSLAB_MAX) free(t->heap[i].x);
-    void *b = t->blocks;
-    while (b) {
-        void *next;
-        memcpy(&next, b, sizeof next);
-        free(b);
-        b = next;
-    }
+        if (node_size(t->heap[i].x->klen, t->heap[i].x->nslen) > SL_SLAB_MAX) free(t->heap[i].x);
+    sl_slab_release(&t->slab);
     free(t->heap);
     free(t->set);
     free(t->kg_head);

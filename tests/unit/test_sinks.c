@@ -905,8 +905,8 @@ static void test_registry(void)
     CHECK(sl_op_find(NULL) == NULL);
     /* the list names every registered type once, in registry order */
     char list[1024];
-    CHECK_EQ_INT(sl_op_type_list(list, sizeof list), 44); /* every built-in of operators/builtin.c */
-    CHECK(strstr(list, ", collect") != NULL && strstr(list, ", window_tvf") != NULL &&
+    CHECK_EQ_INT(sl_op_type_list(list, sizeof list), 45); /* every built-in of operators/builtin.c */
+    CHECK(strstr(list, ", collect") != NULL && strstr(list, ", window_tvf") != NULL && strstr(list, ", session_tvf") != NULL &&
           strstr(list, ", changelog-normalize") != NULL && strstr(list, ", key_select") != NULL &&
           strstr(list, ", local_aggregate") != NULL && strstr(list, ", values") != NULL &&
           strstr(list, ", set_op") != NULL && strstr(list, ", match_recognize") != NULL &&
