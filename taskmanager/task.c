@@ -760,9 +760,12 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
         r->final_from = cpid;
     }
     r->last_cp = cpid;
-    if (flags & SL_CP_STOP) {
+    if ((flags & SL_CP_STOP) && (cpid > r->last_aborted || (flags & SL_CP_DRAIN))) {
+        /* (a stop's savepoint whose abort overtook its barrier: without drain
+         * the task goes on as if it had seen the abort after it; with drain
+         * it has drained, so it ends as a failed stop) */
         r->stop_cpid = cpid;
-        r->stop_done = 0;
+        r->stop_done = cpid > r->last_aborted ? 0 : -1;
         r->stop_drain = (flags & SL_CP_DRAIN) != 0;
     }
     if (job->unaligned && t->ngate_chan && rc == SL_OK) {
@@ -962,7 +965,7 @@ static int handle_mail(run *r, int *stop)
                 if ((x->flags & SL_CP_STOP) && (x->flags & SL_CP_DRAIN)) rc = drain_chain(r);
                 r->align_timeout_ms = x->align_timeout_ms;
                 if (rc == SL_OK) rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
-                if (x->flags & SL_CP_STOP) *stop = x->flags;
+                if ((x->flags & SL_CP_STOP) && r->stop_cpid == x->cpid) *stop = x->flags;
             }
             break;
         case TM_MAIL_COMPLETE:
@@ -972,6 +975,7 @@ static int handle_mail(run *r, int *stop)
             if (x->cpid == r->stop_cpid) r->stop_done = 1;
             break;
         case TM_MAIL_ABORT:
+            if (x->cpid > r->last_aborted) r->last_aborted = x->cpid;
             if (r->cap_cpid && x->cpid >= r->cap_cpid) tm_cap_abandon(r);
             if (r->out_cpid && x->cpid >= r->out_cpid) tm_out_abandon(r);
             op_checkpoint_done(r, x->cpid, 0);

@@ -44,6 +44,7 @@ typedef struct run {
     int stopped;                /* an input ended by stop-with-savepoint (no drain) */
     uint64_t last_cp;           /* newest checkpoint taken here */
     uint64_t stop_cpid;         /* stop-with-savepoint: the savepoint to see complete */
+    uint64_t last_aborted;      /* newest checkpoint the JobManager said was aborted */
     int stop_done;              /* 1 it completed, -1 it was aborted */
     int stop_drain;             /* ... with drain: everything fired before it */
     /* checkpoints after tasks finish (FLIP-147) */

@@ -577,3 +577,34 @@ def test_check_reads_every_state_file(make_cluster, workdir):
                         "would fail the restore:\n" + crc_line.replace(flipped, both) + "\n" +
                         trunc_line.replace(truncated, both) + "\n"), r.stderr
     assert c.get("/jobs")["jobs"] == [{"id": jid, "status": "FINISHED"}]  # no job was made
+
+
+def test_stop_whose_savepoint_is_aborted_before_a_queued_barrier_arrives(make_cluster, workdir):
+    """A stop-with-savepoint whose savepoint the sources fail at once (its
+    directory would lie under a regular file) is aborted while its barrier
+    still waits behind the buffers queued for a backpressured sink: the sink
+    sees that barrier after the abort and reads on, as the sources do, so the
+    bounded job ends with every row read (the sink used to wait for that
+    savepoint's completion for ever)."""
+    from test_unaligned import slow_job
+    blocker = os.path.join(workdir, "a-file")
+    open(blocker, "w").close()
+    c = make_cluster()
+    c.add_tm(slots=4)
+    n = 20000
+    job = slow_job(False, rate=5000)
+    job["config"]["execution.checkpointing.interval"] = "1 h"  # the stop's savepoint only
+    job["vertices"][0]["config"]["number-of-rows"] = str(n)
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+
+    def read(name):
+        return sum(v["metrics"]["read-records"] for v in c.job(jid)["vertices"] if v["name"] == name)
+    wait_for(lambda: read("slow") >= 1000, what="the sink reading")
+    r = c.cli("stop", "--savepoint", "file://" + os.path.join(blocker, "sp"), jid, timeout=60)
+    assert r.returncode != 0, r.stdout
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert read("slow") == n
+    first = [h for h in c.get(f"/jobs/{jid}/checkpoints")["history"] if h["id"] == 1]
+    assert first and first[0]["status"] == "FAILED" and "declined" in first[0]["failure_message"], first
