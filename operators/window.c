@@ -784,6 +784,16 @@ static int kept_state_failed(sl_op *op, const char *serr)
     return sl_op_fail(op, "vertex '%s': state: %s", ((const win_plan *)op->plan)->vid, serr);
 }
 
+/* The window-kept entry at st->kns: SL_OK with *val / *vlen, another code
+ * when there is none; SL_ERR once the task failed. */
+static int kept_get(sl_op *op, win_state *st, const void **val, size_t *vlen)
+{
+    char serr[256];
+    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, val, vlen, serr,
+                           sizeof serr);
+    return rc == SL_ERR ? kept_state_failed(op, serr) : rc;
+}
+
 /* COLLECT item i: the record's value's copies in window ns go up (sign 1)
  * or down (-1); an entry at 0 is deleted. */
 static int kept_collect(sl_op *op, const sl_row *row, const uint8_t *ns, int i, int sign)
@@ -800,9 +810,8 @@ static int kept_collect(sl_op *op, const sl_row *row, const uint8_t *ns, int i, 
     const void *val;
     size_t vlen;
     char serr[256];
-    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen, serr,
-                           sizeof serr);
-    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    int rc = kept_get(op, st, &val, &vlen);
+    if (rc == SL_ERR) return SL_ERR;
     int64_t c = (rc == SL_OK && vlen == 8 ? sl_get_lei64(val) : 0) + sign;
     uint8_t cb[8];
     sl_put_lei64(cb, c);
@@ -859,9 +868,8 @@ static int kept_add(sl_op *op, const sl_row *row, const uint8_t *ns, sl_buf *e, 
             kept_ns(st, ns, i, x->v.s.p, x->v.s.len);
             const void *val;
             size_t vlen;
-            int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen,
-                                   serr, sizeof serr);
-            if (rc == SL_ERR) return kept_state_failed(op, serr);
+            int rc = kept_get(op, st, &val, &vlen);
+            if (rc == SL_ERR) return SL_ERR;
             if (rc == SL_OK)
                 return sl_op_fail(op, "vertex '%s': %s: the key '%.*s' is already present; "
                                   "JSON_OBJECTAGG takes each key once (Flink fails the same way)",
@@ -1204,9 +1212,8 @@ static int kept_minmax(sl_op *op, const sl_row *row, const uint8_t *ns, sl_buf *
     const void *val;
     size_t vlen;
     char serr[256];
-    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen, serr,
-                           sizeof serr);
-    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    int rc = kept_get(op, st, &val, &vlen);
+    if (rc == SL_ERR) return SL_ERR;
     int64_t c = rc == SL_OK && vlen == 8 ? sl_get_lei64(val) : 0;
     if (c == 0 && sign < 0) return SL_OK;
     c += sign;
@@ -1309,9 +1316,8 @@ static int kept_json_retract(sl_op *op, const sl_row *row, const uint8_t *ns, in
     kept_ns(st, ns, i, x->v.s.p, x->v.s.len);
     const void *val;
     size_t vlen;
-    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen, serr,
-                           sizeof serr);
-    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    int rc = kept_get(op, st, &val, &vlen);
+    if (rc == SL_ERR) return SL_ERR;
     if (rc != SL_OK || vlen != st->kval.len || memcmp(val, st->kval.p, vlen)) return SL_OK;
     if (sl_kstate_del(op->kstate, st->sid_kept, st->kns.p, st->kns.len, serr, sizeof serr) ==
         SL_ERR)

@@ -257,18 +257,27 @@ static int send(sl_op *op, const sl_row *row, int64_t start, int64_t end)
     return sl_op_emit(op, &out);
 }
 
-static int tvf_process(sl_op *op, int input, sl_row *row)
+/* An input row's time (the clock's on processing time); fails the task on
+ * a changelog row or a NULL time. */
+static int row_time(sl_op *op, const tvf_plan *pl, const sl_row *row, int64_t *t)
 {
-    const tvf_plan *pl = op->plan;
-    SL_UNUSED(input);
     if (SL_UNLIKELY(row->kind != SL_KIND_INSERT))
         return sl_op_fail(op, "vertex '%s': a window TVF takes an append-only input, got a %s row",
                           pl->vid, sl_rowkind_short(row->kind));
     const sl_value *tv = &row->vals[pl->tcol];
     if (SL_UNLIKELY(!pl->proc && tv->isnull))
         return sl_op_fail(op, "vertex '%s': the time attribute is NULL", pl->vid);
+    *t = pl->proc ? sl_op_processing_time(op) : tv->v.i;
+    return SL_OK;
+}
+
+static int tvf_process(sl_op *op, int input, sl_row *row)
+{
+    const tvf_plan *pl = op->plan;
+    SL_UNUSED(input);
+    int64_t t;
+    if (row_time(op, pl, row, &t) != SL_OK) return SL_ERR;
     tvf_state *st = op->priv;
-    int64_t t = pl->proc ? sl_op_processing_time(op) : tv->v.i;
     int64_t ts = st->tz ? sl_tz_to_local(st->tz, t) : t; /* align in the zone */
     int rc = SL_OK;
     switch (pl->kind) {
@@ -365,13 +374,8 @@ static int ss_process(sl_op *op, int input, sl_row *row)
     tvf_state *st = op->priv;
     SL_UNUSED(input);
     char err[256];
-    if (SL_UNLIKELY(row->kind != SL_KIND_INSERT))
-        return sl_op_fail(op, "vertex '%s': a window TVF takes an append-only input, got a %s row",
-                          pl->vid, sl_rowkind_short(row->kind));
-    const sl_value *tv = &row->vals[pl->tcol];
-    if (SL_UNLIKELY(!pl->proc && tv->isnull))
-        return sl_op_fail(op, "vertex '%s': the time attribute is NULL", pl->vid);
-    int64_t t = pl->proc ? sl_op_processing_time(op) : tv->v.i;
+    int64_t t;
+    if (row_time(op, pl, row, &t) != SL_OK) return SL_ERR;
     int64_t lt = st->tz ? sl_tz_to_local(st->tz, t) : t;
     if (ss_meta_read(op, st) != SL_OK) return SL_ERR;
     uint8_t *m = sl_buf_u8(&st->meta);

@@ -890,8 +890,7 @@ int sql_cat_check_options(sql_table *t, const sql_node *with, char *err, size_t 
     return check_options(t, with, err, errlen);
 }
 
-/* Whether name is one of the '\x1f'-separated names of list (NULL: none). */
-static int name_in(const char *list, const char *name)
+int sql_names_have(const char *list, const char *name)
 {
     size_t n = strlen(name);
     for (const char *p = list; p && *p;) {
@@ -945,8 +944,8 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
         t->cols[i].name = sl_strdup(sch.fields[i].name);
         t->cols[i].type = sch.fields[i].type;
         t->cols[i].dt = sch.fields[i].dt;
-        t->cols[i].view_attr = name_in(rt, sch.fields[i].name)   ? 1
-                             : name_in(pt, sch.fields[i].name) ? 2 : 0;
+        t->cols[i].view_attr = sql_names_have(rt, sch.fields[i].name)   ? 1
+                             : sql_names_have(pt, sch.fields[i].name) ? 2 : 0;
     }
     free(rt);
     free(pt);

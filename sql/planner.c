@@ -795,24 +795,11 @@ static const char *attr_alts(const rel *r, int rowtime)
     return at && of && alts && !strcasecmp(at, of) ? alts : NULL;
 }
 
-/* Whether name is one of the '\x1f'-separated names of list. */
-static int in_list(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        const char *e = strchr(p, '\x1f');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncasecmp(p, name, n)) return 1;
-        p = e ? e + 1 : p + len;
-    }
-    return 0;
-}
-
 int rel_is_attr(const rel *r, int rowtime, const char *name)
 {
     const char *at = rowtime ? r->rowtime : r->proctime;
     if (!name || !at) return 0;
-    return !strcasecmp(at, name) || in_list(attr_alts(r, rowtime), name);
+    return !strcasecmp(at, name) || sql_names_have(attr_alts(r, rowtime), name);
 }
 
 void rel_use_attr(rel *r, const char *name)
@@ -820,7 +807,7 @@ void rel_use_attr(rel *r, const char *name)
     for (int rt = 1; rt >= 0; rt--) {
         char **at = rt ? &r->rowtime : &r->proctime;
         char **alts = rt ? &r->rtalts : &r->ptalts, **of = rt ? &r->rtalts_of : &r->ptalts_of;
-        if (!name || !*at || !strcasecmp(*at, name) || !in_list(attr_alts(r, rt), name))
+        if (!name || !*at || !strcasecmp(*at, name) || !sql_names_have(attr_alts(r, rt), name))
             continue;
         sql_sbuf b = {0}; /* the other aliases and the old attribute column */
         for (const char *p = *alts; *p;) {

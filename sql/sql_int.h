@@ -156,6 +156,9 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
  * (SELECT ts, ts AS ts2; PROCTIME() twice), '\x1f'-separated. */
 int sql_plan_schema_attrs(const sql_catalog *cat, const sql_node *query, sl_schema *schema,
                           char **rowtime, char **proctime, char *err, size_t errlen);
+/* Whether name is one of the '\x1f'-separated names of list (NULL: none),
+ * case-insensitively (catalog.c). */
+int sql_names_have(const char *list, const char *name);
 
 /* plan_query.c: LIMIT n without ORDER BY at the top of a query: n (the rows
  * the query ends after, the client stops there); 0 for any other query. */

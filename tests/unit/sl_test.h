@@ -122,6 +122,62 @@ static inline int sl_test_restore_entry(sl_op *ops, int p, int maxkg, const sl_k
     return 0;
 }
 
+typedef struct sl_test_deal {
+    sl_op *to;
+    int p, maxkg, failed;
+    uint64_t entries;
+} sl_test_deal;
+
+static inline int sl_test_deal_entry(void *ctx, const sl_kentry *e)
+{
+    sl_test_deal *d = ctx;
+    d->entries++;
+    if (d->to && sl_test_restore_entry(d->to, d->p, d->maxkg, e)) {
+        d->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static inline void sl_test_deal_event_timer(void *ctx, const sl_timer *tm)
+{
+    sl_test_deal *d = ctx;
+    sl_timers_add(d->to[sl_kg_operator_index(tm->kg, d->p, d->maxkg)].event_timers, tm);
+}
+
+static inline void sl_test_deal_proc_timer(void *ctx, const sl_timer *tm)
+{
+    sl_test_deal *d = ctx;
+    sl_timers_add(d->to[sl_kg_operator_index(tm->kg, d->p, d->maxkg)].proc_timers, tm);
+}
+
+/* A snapshot of every subtask of from[] (pfrom of them): its keyed state
+ * and timers dealt by key group into to[] (pto of them, max parallelism
+ * maxkg), as a rescaled restore does; to NULL only counts the entries into
+ * *entries (may be NULL). The operators' restore_state is the caller's. */
+static inline int sl_test_redeal(sl_op *from, int pfrom, sl_op *to, int pto, int maxkg,
+                                 uint64_t *entries)
+{
+    sl_test_deal d = {to, pto, maxkg, 0, 0};
+    char err[256];
+    for (int i = 0; i < pfrom && !d.failed; i++) {
+        sl_op *op = &from[i];
+        sl_ksnap *snap = sl_kstate_snapshot(op->kstate, err, sizeof err);
+        if (!snap) return SL_ERR;
+        for (int kg = op->kg_first; kg <= op->kg_last && !d.failed; kg++) {
+            if (sl_ksnap_each(snap, kg, sl_test_deal_entry, &d, err, sizeof err) != SL_OK)
+                d.failed = 1;
+            if (to && op->event_timers)
+                sl_timers_each(op->event_timers, kg, sl_test_deal_event_timer, &d);
+            if (to && op->proc_timers)
+                sl_timers_each(op->proc_timers, kg, sl_test_deal_proc_timer, &d);
+        }
+        sl_ksnap_release(snap);
+    }
+    if (entries) *entries = d.entries;
+    return d.failed ? SL_ERR : SL_OK;
+}
+
 /* Subtask i of planned vertex v as the runtime makes it (max parallelism
  * maxkg), its main output connected and going to emit/emit_wm (emit_wm may
  * be NULL) with ctx. */

@@ -354,58 +354,16 @@ static uint64_t late_dropped(const stage *s)
     return n;
 }
 
-typedef struct move_ctx {
-    stage *to;
-    int failed;
-    uint64_t entries;
-} move_ctx;
-
-static int move_entry(void *ctx, const sl_kentry *e)
-{
-    move_ctx *m = ctx;
-    m->entries++;
-    if (m->to && sl_test_restore_entry(m->to->op, m->to->p, MAXKG, e)) {
-        m->failed = 1;
-        return 1;
-    }
-    return 0;
-}
-
-static void move_event_timer(void *ctx, const sl_timer *tm)
-{
-    stage *to = ctx;
-    sl_timers_add(to->op[sl_kg_operator_index(tm->kg, to->p, MAXKG)].event_timers, tm);
-}
-
-static void move_proc_timer(void *ctx, const sl_timer *tm)
-{
-    stage *to = ctx;
-    sl_timers_add(to->op[sl_kg_operator_index(tm->kg, to->p, MAXKG)].proc_timers, tm);
-}
-
 /* A snapshot of every subtask of `from`'s keyed state and timers, dealt by
  * key group into `to` (NULL: only count the entries into *entries). */
 static int redeal(stage *from, stage *to, uint64_t *entries)
 {
-    move_ctx m = {to, 0, 0};
-    char err[256];
-    for (int i = 0; i < from->p && !m.failed; i++) {
-        sl_op *op = &from->op[i];
-        sl_ksnap *snap = sl_kstate_snapshot(op->kstate, err, sizeof err);
-        if (!snap) return SL_ERR;
-        for (int kg = op->kg_first; kg <= op->kg_last && !m.failed; kg++) {
-            if (sl_ksnap_each(snap, kg, move_entry, &m, err, sizeof err) != SL_OK) m.failed = 1;
-            if (to) {
-                sl_timers_each(op->event_timers, kg, move_event_timer, to);
-                sl_timers_each(op->proc_timers, kg, move_proc_timer, to);
-            }
-        }
-        sl_ksnap_release(snap);
-    }
-    for (int j = 0; to && j < to->p && !m.failed; j++)
-        if (sl_op_over_aggregate.restore_state(&to->op[j], NULL, NULL, 0) != SL_OK) m.failed = 1;
-    if (entries) *entries = m.entries;
-    return m.failed ? SL_ERR : SL_OK;
+    if (sl_test_redeal(from->op, from->p, to ? to->op : NULL, to ? to->p : 0, MAXKG, entries) !=
+        SL_OK)
+        return SL_ERR;
+    for (int j = 0; to && j < to->p; j++)
+        if (sl_op_over_aggregate.restore_state(&to->op[j], NULL, NULL, 0) != SL_OK) return SL_ERR;
+    return SL_OK;
 }
 
 static int same(const result *got, const result *want, const char *what)
