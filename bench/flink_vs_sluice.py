@@ -45,6 +45,13 @@ Each run of a workload measures, per engine:
     when the bounded input ends and its final watermark fires the windows.
 Each figure is the median over --runs runs; the ratio column is Sluice /
 Flink (higher is better for records/CPU-s, lower for memory and start-up).
+Every workload runs at least N_MIN = 10M rows (marginal over 1M): at 2M
+Flink's marginal cost still carried JIT warm-up. The 1-minute load average
+is recorded before and after every run (--json, and the lowest and highest
+around each engine's runs in the table's load columns). One engine runs at
+a time, and a full-size run holds an exclusive lock ($TMPDIR/sluice-bench.lock,
+shared with bench/nexmark/run.py and bench/latency_bench.py) so that two
+benchmarks never measure at once: a second one waits for it.
 
 Workloads 9 and 10 (over-range, match-recognize) and the other OVER
 workloads (over-range-rocksdb, over-rows, over-unbounded and their -rocksdb

@@ -27,6 +27,13 @@ Nexmark counts them), whichever tables the query reads. Peak memory is the
 VmHWM of the same processes in the N-event run. Both engines run with
 parallelism 2 and a blackhole sink.
 
+N defaults to 10,000,000 (marginal over 1,000,000): at 2M events Flink's
+marginal cost still carried JIT warm-up. The 1-minute load average is
+recorded before and after each of an engine's two runs (--json "load"; the
+table's load columns give the lowest and highest). A run holds the lock of
+bench/flink_vs_sluice.py ($TMPDIR/sluice-bench.lock) from start to end, so
+two benchmarks never measure at once; each engine runs alone.
+
 A query that Sluice's planner refuses is listed with the planner's error
 (the operator or function it lacks) and not run on Flink; a query Flink
 refuses is listed the same way.
