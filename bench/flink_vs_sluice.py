@@ -45,6 +45,13 @@ Each run of a workload measures, per engine:
     when the bounded input ends and its final watermark fires the windows.
 Each figure is the median over --runs runs; the ratio column is Sluice /
 Flink (higher is better for records/CPU-s, lower for memory and start-up).
+Every workload runs at least N_MIN = 10M rows (marginal over 1M): at 2M
+Flink's marginal cost still carried JIT warm-up. The 1-minute load average
+is recorded before and after every run (--json, and the lowest and highest
+around each engine's runs in the table's load columns). One engine runs at
+a time, and a full-size run holds an exclusive lock ($TMPDIR/sluice-bench.lock,
+shared with bench/nexmark/run.py and bench/latency_bench.py) so that two
+benchmarks never measure at once: a second one waits for it.
 
 Workloads 9 and 10 (over-range, match-recognize) and the other OVER
 workloads (over-range-rocksdb, over-rows, over-unbounded and their -rocksdb
@@ -122,47 +129,56 @@ HOP = ("HOP", "INTERVAL '1' SECOND, INTERVAL '10' SECOND")
 CUMULATE = ("CUMULATE", "INTERVAL '1' SECOND, INTERVAL '10' SECOND")
 
 
+# The smallest N of a workload: at 2M rows Flink's marginal cost still carries
+# JIT warm-up (its figure rose 1.5-3x from 2M to 10M rows while Sluice's
+# barely moved), so every workload runs at least 10M rows (marginal over 1M).
+N_MIN = 10_000_000
+
+
 def workloads(ckdir):
     rs, rf = checkpoint_confs("rocksdb", ckdir)
     hs, hf = checkpoint_confs("hashmap", ckdir)
     return [
         w("stateless", "1 stateless filter/projection", 20_000_000, 2_000_000, "stateless"),
-        w("tumble", "2 TUMBLE 10 s, 10k keys", 5_000_000, 1_000_000, "window", TUMBLE),
-        w("hop", "3 HOP 1 s / 10 s, 10k keys", 2_000_000, 400_000, "window", HOP),
-        w("cumulate", "3b CUMULATE 1 s / 10 s, 10k keys", 2_000_000, 400_000, "window", CUMULATE),
-        w("group", "4 GROUP BY 10k keys (changelog)", 5_000_000, 1_000_000, "group"),
-        w("ckpt-rocksdb", "5 TUMBLE + checkpoints 1 s, RocksDB", 5_000_000, 200_000,
+        w("tumble", "2 TUMBLE 10 s, 10k keys", N_MIN, 1_000_000, "window", TUMBLE),
+        w("hop", "3 HOP 1 s / 10 s, 10k keys", N_MIN, 400_000, "window", HOP),
+        w("cumulate", "3b CUMULATE 1 s / 10 s, 10k keys", N_MIN, 400_000, "window", CUMULATE),
+        w("group", "4 GROUP BY 10k keys (changelog)", N_MIN, 1_000_000, "group"),
+        w("ckpt-rocksdb", "5 TUMBLE + checkpoints 1 s, RocksDB", N_MIN, 200_000,
           "window", TUMBLE, rs, rf),
         w("ckpt-hashmap", "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
-          5_000_000, 200_000, "window", TUMBLE, hs, hf, flink_same_as="ckpt-rocksdb"),
+          N_MIN, 200_000, "window", TUMBLE, hs, hf, flink_same_as="ckpt-rocksdb"),
         w("ckpt-incremental", "5c TUMBLE + incremental checkpoints 1 s, RocksDB",
-          5_000_000, 200_000, "window", TUMBLE,
+          N_MIN, 200_000, "window", TUMBLE,
           dict(rs, **{"execution.checkpointing.incremental": "true"}),
           dict(rf, **{"execution.checkpointing.incremental": "true"})),
         w("ckpt-steady", "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s",
-          3_000_000, 300_000, "window", TUMBLE, rs, rf, rate="100000"),
-        w("interval-join", "7 interval join +-1 min, orders x payments", 2_000_000, 100_000,
+          N_MIN, 300_000, "window", TUMBLE, rs, rf, rate="100000"),
+        w("ckpt-steady-hashmap", "6b TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB), "
+          "steady 100k rows/s", N_MIN, 300_000, "window", TUMBLE, hs, hf, rate="100000",
+          flink_same_as="ckpt-steady"),
+        w("interval-join", "7 interval join +-1 min, orders x payments", N_MIN, 100_000,
           "interval-join"),
-        w("regular-join", "8 regular join, orders x payments (unbounded state)", 2_000_000, 100_000,
+        w("regular-join", "8 regular join, orders x payments (unbounded state)", N_MIN, 100_000,
           "regular-join"),
-        w("over-range", "9 OVER RANGE 1 min AVG/COUNT, 10k keys", 2_000_000, 100_000, "sql",
+        w("over-range", "9 OVER RANGE 1 min AVG/COUNT, 10k keys", N_MIN, 100_000, "sql",
           sql=over_range_sql, first_output=False),
-        w("match-recognize", "10 MATCH_RECOGNIZE A B+ C, 10k keys", 2_000_000, 100_000, "sql",
+        w("match-recognize", "10 MATCH_RECOGNIZE A B+ C, 10k keys", N_MIN, 100_000, "sql",
           sql=match_recognize_sql, first_output=False),
-        w("over-range-rocksdb", "9b OVER RANGE 1 min AVG/COUNT, 10k keys, RocksDB", 2_000_000,
+        w("over-range-rocksdb", "9b OVER RANGE 1 min AVG/COUNT, 10k keys, RocksDB", N_MIN,
           100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB, sql=over_range_sql,
           first_output=False),
-        w("over-rows", "9c OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys", 2_000_000, 100_000,
+        w("over-rows", "9c OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys", N_MIN, 100_000,
           "sql", sql=over_rows_sql, first_output=False),
         w("over-rows-rocksdb", "9d OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys, RocksDB",
-          2_000_000, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB, sql=over_rows_sql,
+          N_MIN, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB, sql=over_rows_sql,
           first_output=False),
-        w("over-unbounded", "9e OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys", 2_000_000,
+        w("over-unbounded", "9e OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys", N_MIN,
           100_000, "sql", sql=over_unbounded_sql, first_output=False),
         w("over-unbounded-rocksdb", "9f OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys, RocksDB",
-          2_000_000, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB,
+          N_MIN, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB,
           sql=over_unbounded_sql, first_output=False),
-        w("decimal-sum", "11 SUM(DECIMAL(18, 2)) per key, 10k keys (changelog)", 2_000_000,
+        w("decimal-sum", "11 SUM(DECIMAL(18, 2)) per key, 10k keys (changelog)", N_MIN,
           100_000, "sql", sql=decimal_sum_sql, first_output=False),
     ]
 
@@ -627,8 +643,15 @@ def marginal(run_one, rows, workdir):
     """Run the job with rows and with rows // 10 on fresh processes; the
     records per CPU-second of the difference (fixed costs cancel)."""
     small_rows = max(rows // 10, 1)
-    small = run_one(small_rows, os.path.join(workdir, "small"))
-    large = run_one(rows, os.path.join(workdir, "large"))
+    load = {}
+
+    def timed(n, tag):
+        before = loadavg1()
+        got = run_one(n, os.path.join(workdir, tag))
+        load[tag] = [before, loadavg1()]
+        return got
+    small = timed(small_rows, "small")
+    large = timed(rows, "large")
     extra = large["cpu_total_s"] - small["cpu_total_s"]
     if extra <= 0:
         raise RuntimeError(f"{rows} rows cost no more CPU than {small_rows} "
@@ -636,8 +659,36 @@ def marginal(run_one, rows, workdir):
                            "raise the row count")
     res = dict(large)
     res.update({"rate": (rows - small_rows) / extra, "small_rows": small_rows,
-                "small": small})
+                "small": small, "load": load})
     return res
+
+
+def loadavg1():
+    """The 1-minute load average, rounded: recorded before and after every run."""
+    return round(os.getloadavg()[0], 2)
+
+
+def fmt_load(res):
+    """'a-b' : the lowest and highest 1-minute load seen around a marginal's two runs."""
+    vals = [v for pair in res.get("load", {}).values() for v in pair]
+    return f"{min(vals):.1f}-{max(vals):.1f}" if vals else "?"
+
+
+BENCH_LOCK = os.path.join(tempfile.gettempdir(), "sluice-bench.lock")
+
+
+def engine_lock():
+    """An exclusive lock held while an engine is measured, so that two
+    benchmark scripts (of this tree or another's) never measure at once:
+    a second one waits here. Returns the open file (the lock lives while it
+    is open)."""
+    f = open(BENCH_LOCK, "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"waiting for {BENCH_LOCK} (another benchmark is measuring) ...", flush=True)
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
 
 
 def sluice_marginal(build, wl, rows, workdir):
@@ -821,9 +872,17 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
+def loads(results):
+    """The lowest and highest 1-minute load average around an engine's runs."""
+    if isinstance(results, str) or not results:
+        return "-"
+    vals = [v for r in results for pair in r.get("load", {}).values() for v in pair]
+    return f"{min(vals):.1f}-{max(vals):.1f}" if vals else "?"
+
+
 def table(rows_out):
     head = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
-            "ratio", "first output Sluice", "Flink", "ratio"]
+            "ratio", "first output Sluice", "Flink", "ratio", "load Sluice", "load Flink"]
     lines = []
     for wl, rows, s_tp, f_tp, s_fo, f_fo in rows_out:
         s_rate = None if isinstance(s_tp, str) else median(s_tp, "rate")
@@ -837,6 +896,7 @@ def table(rows_out):
             ratio(median(s_tp, "peak_rss"), median(f_tp, "peak_rss")),
             cell(s_fo, "first_output_s", fmt_time), cell(f_fo, "first_output_s", fmt_time),
             ratio(median(s_fo, "first_output_s"), median(f_fo, "first_output_s")),
+            loads(s_tp), loads(f_tp),
         ])
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(l) + " |" for l in lines]
@@ -870,6 +930,8 @@ def main():
                     help="Sluice build directory (default build/)")
     ap.add_argument("--json", help="also write every measurement to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directories")
+    ap.add_argument("--no-first-output", action="store_true",
+                    help="skip the first-output runs (records per CPU-second and RSS only)")
     a = ap.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the finally blocks stop every daemon,
     # JVM and driver this script started
@@ -879,6 +941,9 @@ def main():
         if not os.access(os.path.join(a.build, "bin", b), os.X_OK):
             raise SystemExit(f"{a.build}/bin/{b} not found: run `make` first")
     py = None if a.sluice_only else ensure_flink()
+    # held until exit: one benchmark measures at a time (--quick measures nothing
+    # worth a figure, so the CI smoke test does not wait behind a long benchmark)
+    lock = None if a.quick else engine_lock()  # noqa: F841
 
     top = tempfile.mkdtemp(prefix="sluice-bench-")
     # run a private copy of the daemons, so a rebuild of build/ during a long
@@ -916,7 +981,7 @@ def main():
                      ("s_fo", sluice_first_output, (build, wl))]
             if wl.get("sluice_missing"):
                 r["s_tp"] = r["s_fo"] = f"n/a ({wl['sluice_missing']})"
-            if not wl["first_output"]:
+            if not wl["first_output"] or a.no_first_output:
                 r["s_fo"] = r["f_fo"] = "n/a (not measured)"
             shared = wl["flink_same_as"] in results
             if py and not shared:

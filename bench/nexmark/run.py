@@ -27,6 +27,13 @@ Nexmark counts them), whichever tables the query reads. Peak memory is the
 VmHWM of the same processes in the N-event run. Both engines run with
 parallelism 2 and a blackhole sink.
 
+N defaults to 10,000,000 (marginal over 1,000,000): at 2M events Flink's
+marginal cost still carried JIT warm-up. The 1-minute load average is
+recorded before and after each of an engine's two runs (--json "load"; the
+table's load columns give the lowest and highest). A run holds the lock of
+bench/flink_vs_sluice.py ($TMPDIR/sluice-bench.lock) from start to end, so
+two benchmarks never measure at once; each engine runs alone.
+
 A query that Sluice's planner refuses is listed with the planner's error
 (the operator or function it lacks) and not run on Flink; a query Flink
 refuses is listed the same way.
@@ -56,7 +63,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import flink_vs_sluice as fvs  # noqa: E402
 
 QUERIES = [f"q{i}" for i in range(23)]
-DEFAULT_EVENTS = 2_000_000
+DEFAULT_EVENTS = 10_000_000  # JIT-warm Flink: at 2M its marginal cost still carries warm-up
 RATE = 10_000_000  # events per second of event time: Flink's nexmark default (--rate)
 
 
@@ -201,16 +208,21 @@ def fmt(res, key, f):
 def print_table(results, queries, events):
     """The markdown table of both engines' figures and the ratio, then the
     queries an engine did not run, with the reason."""
-    print(f"\nNexmark, {events} events (marginal over {events // 10}), parallelism 2\n")
-    print("| query | rec/CPU-s Sluice | Flink | ratio | peak RSS Sluice | Flink | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"\nNexmark, {events} events (marginal over {events // 10}), parallelism 2; "
+          "load: the lowest and highest 1-minute load average before and after the "
+          "engine's two runs\n")
+    print("| query | rec/CPU-s Sluice | Flink | ratio | peak RSS Sluice | Flink | ratio "
+          "| load Sluice | load Flink |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for q in queries:
         s, f = results[q]["sluice"], results[q]["flink"]
         ok = s and f and "rate" in s and "rate" in f
         print(f"| {q} | {fmt(s, 'rate', fvs.fmt_rate)} | {fmt(f, 'rate', fvs.fmt_rate)} | "
               f"{fvs.ratio(s['rate'], f['rate']) if ok else '-'} | "
               f"{fmt(s, 'peak_rss', fvs.fmt_mem)} | {fmt(f, 'peak_rss', fvs.fmt_mem)} | "
-              f"{fvs.ratio(s['peak_rss'], f['peak_rss']) if ok else '-'} |")
+              f"{fvs.ratio(s['peak_rss'], f['peak_rss']) if ok else '-'} | "
+              f"{fvs.fmt_load(s) if s and 'rate' in s else '-'} | "
+              f"{fvs.fmt_load(f) if f and 'rate' in f else '-'} |")
     missing = [(q, e, results[q][e]["missing"]) for q in queries for e in ("sluice", "flink")
                if results[q][e] and "missing" in results[q][e]]
     if missing:
@@ -309,6 +321,7 @@ def main():
            "started": utc_now(), "loadavg": {"start": loadavg()}, "query_loadavg": {},
            "results": {}}
     print(f"{run['started']}, load average {run['loadavg']['start']}", flush=True)
+    lock = fvs.engine_lock()  # noqa: F841 -- held until exit: one benchmark measures at a time
     base = args.keep or tempfile.mkdtemp(prefix="sluice-nexmark-")
     tag = "" if args.rate == RATE else f"-at-{args.rate}"
     big = os.path.join(base, f"events-{args.events}{tag}")
@@ -341,8 +354,10 @@ def main():
                 res[engine] = {"missing": f"failed: {e}"[:400]}
             r = res[engine]
             print(f"{q} {engine}: " + (f"{fvs.fmt_rate(r['rate'])} rec/CPU-s, peak "
-                                       f"{fvs.fmt_mem(r['peak_rss'])}" if "rate" in r
-                                       else r["missing"]), flush=True)
+                                       f"{fvs.fmt_mem(r['peak_rss'])}, CPU "
+                                       f"{r['small']['cpu_total_s']:.2f} / "
+                                       f"{r['cpu_total_s']:.2f} s, load {r['load']}"
+                                       if "rate" in r else r["missing"]), flush=True)
         results[q] = res
         run["query_loadavg"][q] = {"start": load_start, "end": loadavg()}
         run["loadavg"]["end"] = loadavg()

@@ -24,6 +24,7 @@ WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
              "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
              "5c TUMBLE + incremental checkpoints 1 s, RocksDB",
              "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s",
+             "6b TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB), steady 100k rows/s",
              "7 interval join +-1 min, orders x payments",
              "8 regular join, orders x payments (unbounded state)",
              "9 OVER RANGE 1 min AVG/COUNT, 10k keys",
@@ -34,11 +35,12 @@ WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
              "9e OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys",
              "9f OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys, RocksDB"]
 HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
-          "ratio", "first output Sluice", "Flink", "ratio"]
+          "ratio", "first output Sluice", "Flink", "ratio", "load Sluice", "load Flink"]
 NA = r"n/a \([a-z ]+\)"
 RATE = re.compile(rf"^(\d+\.\d\d M|\d+ k|{NA})$")
 MEM = re.compile(rf"^(\d+ MiB|{NA})$")
 SECS = re.compile(rf"^(\d+\.\d\d s|{NA})$")
+LOAD = re.compile(rf"^(\d+\.\d-\d+\.\d|-)$")
 
 
 def cells(line):
@@ -64,5 +66,38 @@ def test_bench_quick_sluice_only_prints_table():
         assert SECS.match(row[7]), row
         assert [row[2], row[5], row[8]] == ["skipped"] * 3, row
         assert [row[3], row[6], row[9]] == ["-"] * 3, row
+        assert LOAD.match(row[10]) and row[11] == "-", row
     # a workload that ran reports a real rate and memory, not a placeholder
     assert any(not row[1].startswith("n/a") for row in rows)
+
+
+LAT_HEADER = ["pipeline", "rows/s", "config", "p50", "p99", "p99.9", "max", "samples", "CPU-s",
+              "load"]
+
+
+@pytest.mark.release_only
+def test_latency_bench_sluice_only_prints_table():
+    """bench/latency_bench.py, Sluice's default configuration only, 2 s of
+    input at 1,000 rows/s per pipeline: one table row per pipeline, every
+    latency a whole number of milliseconds, samples counted. No latency is
+    asserted (a shared machine)."""
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "latency_bench.py"), "--sluice-only",
+           "--configs", "sluice", "--rates", "1000", "--seconds", "2", "--warmup", "0.5",
+           "--build", BUILD]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    lines = r.stdout.splitlines()
+    start = lines.index("| " + " | ".join(LAT_HEADER) + " |")
+    assert lines[start + 1] == "|" + "---|" * len(LAT_HEADER)
+    rows = [cells(l) for l in lines[start + 2:] if l.startswith("| ")]
+    assert [row[:3] for row in rows] == [["stateless", "1000", "sluice"],
+                                         ["tumble", "1000", "sluice"]]
+    for row in rows:
+        assert len(row) == len(LAT_HEADER), row
+        for c in row[3:7]:
+            assert re.match(r"^-?\d+$", c), row
+        assert int(row[3]) <= int(row[4]) <= int(row[5]) <= int(row[6]), row
+        assert int(row[7]) > 0, row
+        assert re.match(r"^\d+\.\d$", row[8]) and LOAD.match(row[9]), row
+    # 2 s at 1,000 rows/s, the first 0.5 s left out: the stateless rows are counted
+    assert 1000 <= int(rows[0][7]) <= 2000, rows[0]
