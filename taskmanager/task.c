@@ -1043,6 +1043,8 @@ static void source_poll(run *r, const sl_op *src, int64_t wait_ns)
 static int await_stop(run *r)
 {
     uint64_t cpid = r->stop_cpid;
+    if (!cpid) /* its abort came in the same batch of mail as its trigger */
+        return SL_OK;
     flush_writers(r); /* the barrier and what preceded it go out now */
     while (r->stop_cpid == cpid && !r->stop_done && !cancelled(r)) {
         int64_t now = sl_mono_ns();

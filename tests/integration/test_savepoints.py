@@ -591,8 +591,10 @@ def test_stop_whose_savepoint_is_aborted_before_a_queued_barrier_arrives(make_cl
     open(blocker, "w").close()
     c = make_cluster()
     c.add_tm(slots=4)
-    n = 20000
-    job = slow_job(False, rate=5000)
+    # more rows than the channels' buffers hold: the sources are still reading at the
+    # stop (a source that has ended fails the task when a stop's savepoint fails)
+    n = 60000
+    job = slow_job(False, rate=20000)
     job["config"]["execution.checkpointing.interval"] = "1 h"  # the stop's savepoint only
     job["vertices"][0]["config"]["number-of-rows"] = str(n)
     jid = c.submit(job)
