@@ -733,7 +733,7 @@ static node *build_timestamp(bld *b, const sql_node *e)
         return NULL;
     }
     node *n = lit_node(b, e, SL_T_TIMESTAMP);
-    char tt[32], derr[120];
+    char tt[48], derr[120];
     snprintf(tt, sizeof tt, "TIMESTAMP(%d)", p);
     if (p != 3 && sl_dtype_parse(tt, &n->dt, derr, sizeof derr)) {
         perr(b, OPAT(e), "%s", derr);
