@@ -200,6 +200,8 @@ int sql_plan_lateral(plan *p, const sql_node *f, rel *out);
  * UNNEST ... ON TRUE): a correlate vertex in its unnest form. */
 int sql_plan_unnest(plan *p, const sql_node *f, rel *out);
 const rel *sqlp_joins_find(plan *p, const sql_node *f);
+/* A new `a op b` (in p's arena) at at's position (planner.c). */
+sql_node *sqlp_binop(plan *p, const sql_node *at, const char *op, sql_node *a, sql_node *b);
 void sqlp_joins_add(plan *p, const sql_node *f, const rel *r);
 sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema *cols, int off);
 

@@ -506,15 +506,7 @@ static int resid_cond(plan *p, const sql_join_map *map, const sl_schema *sch, co
     for (int i = 0; i < j->nresid; i++) {
         sql_node *r;
         if (rewrite(p, map, sch, j->resid[i], &r) != SL_OK) return SL_ERR;
-        if (!cond) {
-            cond = r;
-            continue;
-        }
-        sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
-        a->s = "AND";
-        sql_node_add(p->arena, a, cond);
-        sql_node_add(p->arena, a, r);
-        cond = a;
+        cond = cond ? sqlp_binop(p, r, "AND", cond, r) : r;
     }
     *out = cond;
     return SL_OK;
@@ -554,13 +546,6 @@ static int push_safe(const sql_node *e)
     return 1;
 }
 
-static int sch_has(const sl_schema *sch, const char *name)
-{
-    for (int i = 0; i < sch->n; i++)
-        if (!strcasecmp(sch->fields[i].name, name)) return 1;
-    return 0;
-}
-
 /* Whether every column e reads is one of side r's (alias `alias`) and not
  * the other side's (o); *ncols counts them. */
 static int push_reads_side(const sql_node *e, const rel *r, const char *alias, const rel *o,
@@ -568,11 +553,11 @@ static int push_reads_side(const sql_node *e, const rel *r, const char *alias, c
 {
     if (!e) return 1;
     if (e->kind == SQL_COL) {
-        if (e->s2 ? strcasecmp(e->s2, alias) != 0 : sch_has(&o->sch, e->s)) return 0;
+        if (e->s2 ? strcasecmp(e->s2, alias) != 0 : sl_schema_find(&o->sch, e->s) >= 0) return 0;
         if (o->jmap && !e->s2)
             for (int i = 0; i < o->jmap->n; i++)
                 if (!strcasecmp(o->jmap->c[i].name, e->s)) return 0;
-        if (!sch_has(&r->sch, e->s)) return 0;
+        if (sl_schema_find(&r->sch, e->s) < 0) return 0;
         if (r->proctime && !strcasecmp(r->proctime, e->s)) return 0; /* the wall clock */
         (*ncols)++;
         return 1;
@@ -604,14 +589,7 @@ static void push_collect(plan *p, const sql_node *w, const rel *r, const char *a
     int ncols = 0;
     if (!push_safe(w) || !push_reads_side(w, r, alias, o, &ncols) || !ncols) return;
     sql_node *c = push_unqualify(p, w);
-    if (*cond) {
-        sql_node *a = sql_node_new(p->arena, SQL_BINOP, w->line, w->col);
-        a->s = "AND";
-        sql_node_add(p->arena, a, *cond);
-        sql_node_add(p->arena, a, c);
-        c = a;
-    }
-    *cond = c;
+    *cond = *cond ? sqlp_binop(p, w, "AND", *cond, c) : c;
 }
 
 /* Side s of j, read from FROM item `node`: the WHERE conjuncts that only
@@ -842,15 +820,7 @@ static int access_keys(plan *p, jplan *j, const sql_node **on)
             keep = sql_node_new(p->arena, SQL_BOOL, e->line, e->col);
             keep->flags = SQL_F_TRUE;
         }
-        if (!copy) {
-            copy = keep;
-        } else {
-            sql_node *and = sql_node_new(p->arena, SQL_BINOP, e->line, e->col);
-            and->s = "AND";
-            sql_node_add(p->arena, and, copy);
-            sql_node_add(p->arena, and, keep);
-            copy = and;
-        }
+        copy = copy ? sqlp_binop(p, e, "AND", copy, keep) : keep;
     }
     if (!n) return SL_DONE;
     int col[SL_MAX_KEY_COLS][2];

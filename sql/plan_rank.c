@@ -236,15 +236,8 @@ static int rank_bounds(plan *p, const sql_node *sel, const char *rn, int64_t *st
     if (nc > 64) return PERR(where, "too many conditions (more than 64 ANDed)");
     for (int i = 0; i < nc; i++) {
         if (!mentions(conj[i], rn)) {
-            if (!*rest) {
-                *rest = (sql_node *)conj[i];
-            } else {
-                sql_node *a = sql_node_new(p->arena, SQL_BINOP, (*rest)->line, (*rest)->col);
-                a->s = "AND";
-                sql_node_add(p->arena, a, *rest);
-                sql_node_add(p->arena, a, (sql_node *)conj[i]);
-                *rest = a;
-            }
+            *rest = *rest ? sqlp_binop(p, *rest, "AND", *rest, (sql_node *)conj[i])
+                          : (sql_node *)conj[i];
             continue;
         }
         if (rank_bound(p, conj[i], rn, start, limit) != SL_OK) return SL_ERR;

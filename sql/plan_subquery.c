@@ -71,15 +71,6 @@ static sql_node *col(plan *p, const sql_node *at, const char *qual, const char *
     return c;
 }
 
-static sql_node *bin(plan *p, const sql_node *at, const char *op, sql_node *a, sql_node *b)
-{
-    sql_node *n = mk(p, SQL_BINOP, at);
-    n->s = astr(p, op);
-    sql_node_add(p->arena, n, a);
-    sql_node_add(p->arena, n, b);
-    return n;
-}
-
 static sql_node *is_null(plan *p, const sql_node *at, sql_node *e, int neg)
 {
     sql_node *n = mk(p, SQL_IS, at);
@@ -105,7 +96,7 @@ static sql_node *in_answer(plan *p, const sql_node *sub, sql_node *matched, sql_
     sql_node *w[3][2] = {
         {is_null(p, sub, matched, 1), t},
         {empty, f},
-        {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0), bin(p, sub, ">", c, cv)), unk}};
+        {sqlp_binop(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0), sqlp_binop(p, sub, ">", c, cv)), unk}};
     for (int i = 0; i < 3; i++) {
         sql_node *wn = mk(p, SQL_WHEN, sub);
         sql_node_add(p->arena, wn, w[i][0]);
@@ -125,7 +116,7 @@ static sql_node *in_answer(plan *p, const sql_node *sub, sql_node *matched, sql_
 static sql_node *and_all(plan *p, const sql_node *at, sql_node **c, int n)
 {
     sql_node *r = NULL;
-    for (int i = 0; i < n; i++) r = r ? bin(p, at, "AND", r, c[i]) : c[i];
+    for (int i = 0; i < n; i++) r = r ? sqlp_binop(p, at, "AND", r, c[i]) : c[i];
     if (!r) {
         r = mk(p, SQL_BOOL, at);
         r->flags = SQL_F_TRUE;
@@ -660,9 +651,9 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
         if (in) c.item = col(p, qry, qa, "__v");
     }
     if (in && (notin || x->kind != SQL_COL)) { /* the comparison as a condition per pair */
-        sql_node *eq = bin(p, sub, "=", (sql_node *)x, (sql_node *)c.item);
+        sql_node *eq = sqlp_binop(p, sub, "=", (sql_node *)x, (sql_node *)c.item);
         if (notin > 0)
-            eq = bin(p, sub, "OR", eq, bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
+            eq = sqlp_binop(p, sub, "OR", eq, sqlp_binop(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
                                            is_null(p, sub, (sql_node *)c.item, 0)));
         c.resid = sl_realloc(c.resid, sizeof *c.resid * (size_t)(c.nresid + 1));
         c.resid[c.nresid++] = eq;
@@ -683,7 +674,7 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
         char kn[16];
         snprintf(kn, sizeof kn, "__k%d", nk++);
         sql_node_add(p->arena, items, mkitem(p, (sql_node *)ie, kn));
-        on[non++] = bin(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
+        on[non++] = sqlp_binop(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
     }
     if (c.nresid) {
         leaves inl = {0};
@@ -806,7 +797,7 @@ static int grouped_sub(sq *q, const sql_node *sub, const sql_node **out)
         id = mk(p, SQL_IDENT, qry);
         id->s = astr(p, kn);
         sql_node_add(p->arena, names, id);
-        on[i] = bin(p, sub, "=", col(p, sub, ga, kn), (sql_node *)c.out_e[i]);
+        on[i] = sqlp_binop(p, sub, "=", col(p, sub, ga, kn), (sql_node *)c.out_e[i]);
     }
     /* EXISTS reads no item, yet they are checked against the grouping as written */
     for (int i = 0; !in && i < its->nkids; i++) {
@@ -901,7 +892,7 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
         snprintf(kn, sizeof kn, "__k%d", nk);
         sql_node_add(p->arena, items, mkitem(p, (sql_node *)ie, kn));
         nn[nk] = is_null(p, ie, (sql_node *)ie, 1);
-        on[nk] = bin(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
+        on[nk] = sqlp_binop(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
         nk++;
     }
     int constant = nk == 0;
@@ -911,7 +902,7 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
         sql_node_add(p->arena, items, mkitem(p, t, "__k0"));
     }
     sql_node *where = local;
-    for (int i = 0; i < nk; i++) where = where ? bin(p, sub, "AND", where, nn[i]) : nn[i];
+    for (int i = 0; i < nk; i++) where = where ? sqlp_binop(p, sub, "AND", where, nn[i]) : nn[i];
     sql_node *m = select_of(p, qry, 1, items, src_from, where, NULL);
     sql_node *cond = constant ? and_all(p, sub, NULL, 0) : and_all(p, sub, on, nk);
     q->from = join(p, sub, anti ? "LEFT" : "INNER", q->from, from_query(p, qry, m, ma, NULL), cond,
@@ -939,7 +930,7 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
         snprintf(kn, sizeof kn, "__j%d", i);
         sql_node_add(p->arena, sitems, mkitem(p, (sql_node *)c.in_e[i], kn));
         sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
-        son[i] = bin(p, sub, "=", (sql_node *)c.out_e[i], col(p, sub, sa, kn));
+        son[i] = sqlp_binop(p, sub, "=", (sql_node *)c.out_e[i], col(p, sub, sa, kn));
     }
     sql_node_add(p->arena, sitems, mkitem(p, func(p, qry, "COUNT", NULL), "__c"));
     sql_node_add(p->arena, sitems, mkitem(p, func(p, qry, "COUNT", val), "__cv"));
@@ -948,8 +939,8 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
                    c.n ? and_all(p, sub, son, c.n) : and_all(p, sub, NULL, 0), c.n == 0);
     sql_node *zero = mk(p, SQL_NUM, sub);
     zero->s = "0";
-    sql_node *empty = bin(p, sub, "OR", is_null(p, sub, col(p, sub, sa, "__c"), 0),
-                          bin(p, sub, "=", col(p, sub, sa, "__c"), zero));
+    sql_node *empty = sqlp_binop(p, sub, "OR", is_null(p, sub, col(p, sub, sa, "__c"), 0),
+                          sqlp_binop(p, sub, "=", col(p, sub, sa, "__c"), zero));
     if (mark) {
         /* x IN (...): TRUE on a match; FALSE for an empty subquery; else NULL when x is
          * NULL or the subquery has a NULL; else FALSE */
@@ -958,11 +949,11 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
         corr_free(&c);
         return SL_OK;
     }
-    sql_node *clean = bin(p, sub, "AND", is_null(p, sub, (sql_node *)x, 1),
-                          bin(p, sub, "AND", bin(p, sub, "=", col(p, sub, sa, "__c"),
+    sql_node *clean = sqlp_binop(p, sub, "AND", is_null(p, sub, (sql_node *)x, 1),
+                          sqlp_binop(p, sub, "AND", sqlp_binop(p, sub, "=", col(p, sub, sa, "__c"),
                                                  col(p, sub, sa, "__cv")),
                               unmatched));
-    keep(q, bin(p, sub, "OR", empty, clean));
+    keep(q, sqlp_binop(p, sub, "OR", empty, clean));
     corr_free(&c);
     return SL_OK;
 }
@@ -1153,13 +1144,13 @@ static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a
     for (int k = g->n - 1; k >= 0; k--) {
         char on[16];
         snprintf(on, sizeof on, "__o%d", k);
-        sql_node *eq = bin(p, at, "=", (sql_node *)g->oc[k], col(p, at, a, on));
+        sql_node *eq = sqlp_binop(p, at, "=", (sql_node *)g->oc[k], col(p, at, a, on));
         if (g->strict[k]) *constant = 0;
         else
-            eq = bin(p, at, "OR", eq,
-                     bin(p, at, "AND", is_null(p, at, (sql_node *)g->oc[k], 0),
+            eq = sqlp_binop(p, at, "OR", eq,
+                     sqlp_binop(p, at, "AND", is_null(p, at, (sql_node *)g->oc[k], 0),
                          is_null(p, at, col(p, at, a, on), 0)));
-        r = r ? bin(p, at, "AND", eq, r) : eq;
+        r = r ? sqlp_binop(p, at, "AND", eq, r) : eq;
     }
     return r;
 }
@@ -1333,10 +1324,10 @@ static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark)
         return SL_OK;
     }
     sql_node_add(p->arena, mitems, mkitem(p, yv, "__m"));
-    sql_node *m_q = select_of(p, qry, 1, mitems, from, where ? bin(p, qry, "AND", where,
+    sql_node *m_q = select_of(p, qry, 1, mitems, from, where ? sqlp_binop(p, qry, "AND", where,
                               is_null(p, qry, yv, 1)) : is_null(p, qry, yv, 1), NULL);
     /* x = __m is the key when no outer column is */
-    on = vgen_on(q, sub, &g, ma, bin(p, sub, "=", (sql_node *)x, col(p, sub, ma, "__m")), &cst);
+    on = vgen_on(q, sub, &g, ma, sqlp_binop(p, sub, "=", (sql_node *)x, col(p, sub, ma, "__m")), &cst);
     q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, m_q, ma, NULL), on,
                    cst && x->kind != SQL_COL);
     /* TRUE on a match; FALSE for an empty subquery; NULL when x is NULL or
@@ -1367,7 +1358,7 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
         snprintf(kn, sizeof kn, "__j%d", i);
         sql_node_add(p->arena, items, mkitem(p, (sql_node *)c->in_e[i], kn));
         sql_node_add(p->arena, group, (sql_node *)c->in_e[i]);
-        on[i] = bin(p, e, "=", (sql_node *)c->out_e[i], col(p, e, a, kn));
+        on[i] = sqlp_binop(p, e, "=", (sql_node *)c->out_e[i], col(p, e, a, kn));
     }
     sql_node **calls = NULL;
     int ncalls = 0;
@@ -1543,7 +1534,7 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
         snprintf(kn, sizeof kn, "__j%d", i);
         sql_node_add(p->arena, nitems, mkitem(p, (sql_node *)c.in_e[i], kn));
         if (group) sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
-        on[i] = bin(p, f, "=", (sql_node *)c.out_e[i], col(p, f, r->s2, kn));
+        on[i] = sqlp_binop(p, f, "=", (sql_node *)c.out_e[i], col(p, f, r->s2, kn));
     }
     int non = c.n;
     const sql_node *won = sql_kid(f, 2);
@@ -2128,7 +2119,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     }
     if (nlifted || nscal) { /* the same SELECT with those conditions ANDed to its WHERE */
         sql_node *w = nlifted ? and_all(p, sel, lifted, nlifted) : NULL;
-        if (where) w = w ? bin(p, where, "AND", (sql_node *)where, w) : (sql_node *)where;
+        if (where) w = w ? sqlp_binop(p, where, "AND", (sql_node *)where, w) : (sql_node *)where;
         free(lifted);
         sql_node *nitems = (sql_node *)items;
         if (nscal) { /* SELECT * names the tables of FROM, not the joined subqueries */

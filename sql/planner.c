@@ -340,6 +340,15 @@ int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
 
 /* ---- calc --------------------------------------------------------------- */
 
+sql_node *sqlp_binop(plan *p, const sql_node *at, const char *op, sql_node *a, sql_node *b)
+{
+    sql_node *n = sql_node_new(p->arena, SQL_BINOP, at ? at->line : 1, at ? at->col : 1);
+    n->s = sql_arena_strndup(p->arena, op, strlen(op));
+    sql_node_add(p->arena, n, a);
+    sql_node_add(p->arena, n, b);
+    return n;
+}
+
 /* One calc vertex over `in`: projection items (n) and an optional filter.
  * Replaces *in with the result. */
 int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
