@@ -153,10 +153,10 @@ static inline void sl_test_deal_proc_timer(void *ctx, const sl_timer *tm)
 
 /* A snapshot of every subtask of from[] (pfrom of them): its keyed state
  * and timers dealt by key group into to[] (pto of them, max parallelism
- * maxkg), as a rescaled restore does; to NULL only counts the entries into
- * *entries (may be NULL). The operators' restore_state is the caller's. */
+ * maxkg), then def's restore_state on each, as a rescaled restore does; to
+ * NULL only counts the entries into *entries (may be NULL). */
 static inline int sl_test_redeal(sl_op *from, int pfrom, sl_op *to, int pto, int maxkg,
-                                 uint64_t *entries)
+                                 const sl_op_def *def, uint64_t *entries)
 {
     sl_test_deal d = {to, pto, maxkg, 0, 0};
     char err[256];
@@ -174,6 +174,8 @@ static inline int sl_test_redeal(sl_op *from, int pfrom, sl_op *to, int pto, int
         }
         sl_ksnap_release(snap);
     }
+    for (int j = 0; to && !d.failed && j < pto; j++)
+        if (def->restore_state && def->restore_state(&to[j], NULL, NULL, 0) != SL_OK) d.failed = 1;
     if (entries) *entries = d.entries;
     return d.failed ? SL_ERR : SL_OK;
 }

@@ -358,12 +358,8 @@ static uint64_t late_dropped(const stage *s)
  * key group into `to` (NULL: only count the entries into *entries). */
 static int redeal(stage *from, stage *to, uint64_t *entries)
 {
-    if (sl_test_redeal(from->op, from->p, to ? to->op : NULL, to ? to->p : 0, MAXKG, entries) !=
-        SL_OK)
-        return SL_ERR;
-    for (int j = 0; to && j < to->p; j++)
-        if (sl_op_over_aggregate.restore_state(&to->op[j], NULL, NULL, 0) != SL_OK) return SL_ERR;
-    return SL_OK;
+    return sl_test_redeal(from->op, from->p, to ? to->op : NULL, to ? to->p : 0, MAXKG, &sl_op_over_aggregate,
+                          entries);
 }
 
 static int same(const result *got, const result *want, const char *what)

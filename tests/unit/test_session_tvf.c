@@ -243,12 +243,8 @@ static uint64_t late_dropped(const stage *s)
  * (NULL: only count the entries). */
 static int redeal(stage *from, stage *to, uint64_t *entries)
 {
-    if (sl_test_redeal(from->op, from->p, to ? to->op : NULL, to ? to->p : 0, MAXKG, entries) !=
-        SL_OK)
-        return SL_ERR;
-    for (int j = 0; to && j < to->p; j++)
-        if (sl_op_session_tvf.restore_state(&to->op[j], NULL, NULL, 0) != SL_OK) return SL_ERR;
-    return SL_OK;
+    return sl_test_redeal(from->op, from->p, to ? to->op : NULL, to ? to->p : 0, MAXKG, &sl_op_session_tvf,
+                          entries);
 }
 
 static int same(const char *what)
