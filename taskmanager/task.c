@@ -965,7 +965,7 @@ static int handle_mail(run *r, int *stop)
                 if ((x->flags & SL_CP_STOP) && (x->flags & SL_CP_DRAIN)) rc = drain_chain(r);
                 r->align_timeout_ms = x->align_timeout_ms;
                 if (rc == SL_OK) rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
-                if ((x->flags & SL_CP_STOP) && r->stop_cpid == x->cpid) *stop = x->flags;
+                if (x->flags & SL_CP_STOP) *stop = x->flags;
             }
             break;
         case TM_MAIL_COMPLETE:
@@ -1043,7 +1043,8 @@ static void source_poll(run *r, const sl_op *src, int64_t wait_ns)
 static int await_stop(run *r)
 {
     uint64_t cpid = r->stop_cpid;
-    if (!cpid) /* its abort came in the same batch of mail as its trigger */
+    if (!cpid) /* no stop pending: its abort came in the same batch of mail as its trigger, or
+                * before its barrier (take_snapshot) */
         return SL_OK;
     flush_writers(r); /* the barrier and what preceded it go out now */
     while (r->stop_cpid == cpid && !r->stop_done && !cancelled(r)) {
